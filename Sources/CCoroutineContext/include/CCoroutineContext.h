@@ -1,0 +1,132 @@
+// CCoroutineContext: the machine-level half of Covenant's coroutines.
+//
+// Three layers, each usable on its own:
+//   1. a raw context switch in hand-written assembly (Boost.Context's fcontext shape):
+//      cov_make_fcontext / cov_jump_fcontext;
+//   2. stacks: mmap'ed, lazily committed, guarded below, pooled; a SIGSEGV/SIGBUS handler on an
+//      alternate signal stack that reports a coroutine stack overflow before the normal crash;
+//   3. fibers: a stack + a saved context + sanitizer and Swift-exclusivity bookkeeping, with an
+//      asymmetric resume/suspend API. The Swift layer only uses this one.
+//
+// Nothing here uses setjmp/longjmp or ucontext.
+
+#ifndef COVENANT_CCOROUTINECONTEXT_H
+#define COVENANT_CCOROUTINECONTEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if __has_attribute(swift_name)
+#define COV_SWIFT_NAME(x) __attribute__((swift_name(#x)))
+#else
+#define COV_SWIFT_NAME(x)
+#endif
+
+// MARK: - 1. Raw context switch
+
+/// A suspended execution context: the stack pointer at which its registers were saved.
+typedef void *cov_fcontext_t;
+
+/// What a jump delivers to the context that is resumed: the context that jumped (so it can be
+/// resumed later) and the pointer passed to the jump.
+typedef struct cov_transfer {
+  cov_fcontext_t from;
+  void *data;
+} cov_transfer_t;
+
+/// Saves the callee-saved state of the current context on its stack, switches to `to`, and
+/// delivers `{current context, data}` there. Returns when some context jumps back to this one.
+///
+/// x86_64 saves rbx, rbp, r12-r15, the return address, MXCSR and the x87 control word;
+/// arm64 saves x19-x30 (fp, lr), d8-d15. Implemented in switch_x86_64.S / switch_arm64.S.
+cov_transfer_t cov_jump_fcontext(cov_fcontext_t to, void *data);
+
+/// Prepares a context on the stack whose highest address is `stack_top` (`size` bytes below it
+/// are usable). The first jump to it calls `entry(transfer)` on that stack. `entry` must never
+/// return; if it does, the process exits with status 0 (as Boost.Context does).
+cov_fcontext_t cov_make_fcontext(void *stack_top, size_t size, void (*entry)(cov_transfer_t));
+
+// MARK: - 2. Stacks
+
+/// A coroutine stack. `[base, base + size)` is usable (stacks grow down from `base + size`);
+/// `[guard, base)` is the guard region that faults on access.
+typedef struct cov_stack {
+  void *base;
+  size_t size;
+  void *guard;
+  size_t guard_size;
+  void *allocation; /* private: the allocator's bookkeeping */
+} cov_stack_t;
+
+/// Default usable size of a new stack in bytes (initially 256 KiB).
+size_t cov_stack_default_size(void);
+/// Sets the default stack size (rounded up to whole pages, at least 16 KiB).
+void cov_stack_set_default_size(size_t size);
+/// How many released stacks of the default size are kept for reuse (initially 64).
+size_t cov_stack_pool_capacity(void);
+void cov_stack_set_pool_capacity(size_t capacity);
+
+/// Allocates a stack of at least `size` usable bytes (0 means the default size). Returns 0 on
+/// success or an errno value. Stacks are committed lazily: untouched pages cost no memory.
+int cov_stack_allocate(size_t size, cov_stack_t *out);
+/// Returns a stack to the pool (or to the system when the pool is full).
+void cov_stack_release(cov_stack_t *stack);
+
+/// Installs the stack-overflow handler once per process (chaining any earlier SIGSEGV/SIGBUS
+/// handler) and an alternate signal stack on the calling thread once per thread. Cheap to call
+/// repeatedly; fibers call it on every thread they run on.
+void cov_overflow_handler_install(void);
+
+// MARK: - 3. Fibers
+
+typedef struct cov_fiber cov_fiber_t;
+typedef void (*cov_fiber_entry_t)(void *argument);
+
+/// Creates a fiber with its own stack (`stack_size` 0 = default) that runs `entry(argument)` when
+/// first resumed. Returns NULL (errno set) if no stack could be allocated.
+cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *argument);
+
+/// Switches from the current context (a thread or another fiber) into `fiber` and returns when
+/// the fiber suspends or its entry function returns. The fiber must not be running and must not
+/// be finished. Resumes nest: a fiber may resume another fiber.
+void cov_fiber_resume(cov_fiber_t *fiber);
+
+/// From inside a fiber: switches back to the context that resumed it. Returns when the fiber is
+/// resumed again (possibly on another thread).
+void cov_fiber_suspend(void);
+
+/// Whether the fiber's entry function has returned.
+int cov_fiber_is_finished(const cov_fiber_t *fiber);
+
+/// Frees the fiber and returns its stack to the pool. The fiber must be finished or never
+/// resumed; a suspended fiber cannot be destroyed (its frames would be skipped).
+void cov_fiber_destroy(cov_fiber_t *fiber);
+
+/// The fiber running on this thread, or NULL when on a thread's own stack.
+cov_fiber_t *cov_fiber_current(void);
+
+/// The usable stack size of the fiber in bytes.
+size_t cov_fiber_stack_size(const cov_fiber_t *fiber);
+
+/// The lowest usable stack address of the fiber (for tests and diagnostics).
+void *cov_fiber_stack_base(const cov_fiber_t *fiber);
+
+// MARK: - Thread-local slots for the Swift layer
+
+/// Slots of per-thread state for Covenant's Swift code, which has no thread-local storage of
+/// its own. Slot meanings are defined by the Swift layer.
+enum { COV_TLS_SLOT_COUNT = 4 };
+extern _Thread_local void *cov_tls_slots[COV_TLS_SLOT_COUNT];
+
+static inline void *cov_tls_get(int slot) { return cov_tls_slots[slot]; }
+static inline void cov_tls_set(int slot, void *value) { cov_tls_slots[slot] = value; }
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
