@@ -1,0 +1,127 @@
+import Dispatch
+
+/// A placeholder for a value that will be available later, or an error: google/promises'
+/// `Promise` (FBLPromise) for Linux and macOS.
+///
+/// A promise starts *pending* and is resolved once, either *fulfilled* with a value or
+/// *rejected* with an error; later resolutions are ignored. Blocks chained with `then`,
+/// `catch` and the other operators always run asynchronously on a dispatch queue
+/// (`DispatchQueue.promises` unless given), never inline in `fulfill`, even when the promise is
+/// already resolved.
+///
+/// ```swift
+/// let user = Promise<User>(on: .global()) { fulfill, reject in
+///   api.fetchUser(id) { result in
+///     switch result { case .success(let u): fulfill(u); case .failure(let e): reject(e) }
+///   }
+/// }
+/// user.then { $0.name }.then { print("hello, \($0)") }.catch { print("failed: \($0)") }
+/// ```
+///
+/// Threading: every member is safe to call from any thread. A pending promise belongs to
+/// `DispatchGroup.promises` until it is resolved or deallocated, so `waitForPromises(timeout:)`
+/// can wait for all outstanding work.
+///
+/// `Promise` is `@unchecked Sendable`: its state is guarded by the lock inside
+/// `ResolutionCell`, and values move between threads exactly as chained blocks are dispatched.
+public final class Promise<Value>: @unchecked Sendable {
+  /// A work block that resolves a promise through the two callbacks it is handed.
+  public typealias Async = (
+    _ fulfill: @escaping @Sendable (Value) -> Void,
+    _ reject: @escaping @Sendable (any Error) -> Void
+  ) throws -> Void
+
+  /// A work block that produces a value (or a promise of one) or throws.
+  public typealias Do<T> = () throws -> T
+
+  let cell: ResolutionCell<Value>
+
+  /// Creates a pending promise; resolve it with `fulfill(_:)`, `reject(_:)` or `resolve(_:)`.
+  public init() {
+    cell = ResolutionCell()
+    DispatchGroup.promises.enter()
+  }
+
+  /// Creates a promise fulfilled with `value`, or rejected with the error `value` throws.
+  public init(_ value: @autoclosure () throws -> Value) {
+    do { cell = ResolutionCell(resolved: .success(try value())) } catch {
+      cell = ResolutionCell(resolved: .failure(error))
+    }
+  }
+
+  /// Creates a promise rejected with `error`.
+  public init(_ error: any Error) {
+    cell = ResolutionCell(resolved: .failure(error))
+  }
+
+  /// Creates a promise with the given outcome.
+  init(result: Result<Value, any Error>) {
+    cell = ResolutionCell(resolved: result)
+  }
+
+  /// Creates a pending promise; the same as `Promise()`.
+  public static func pending() -> Promise<Value> { Promise() }
+
+  deinit {
+    // A pending promise nobody can resolve any more still has to leave the group.
+    if cell.isPending { DispatchGroup.promises.leave() }
+  }
+
+  // MARK: Resolving
+
+  /// Fulfils the promise with `value` if it is still pending; otherwise does nothing.
+  public func fulfill(_ value: Value) { resolve(.success(value)) }
+
+  /// Rejects the promise with `error` if it is still pending; otherwise does nothing.
+  public func reject(_ error: any Error) { resolve(.failure(error)) }
+
+  /// Resolves the promise with `result` if it is still pending; otherwise does nothing.
+  public func resolve(_ result: Result<Value, any Error>) {
+    guard let observers = cell.resolve(result) else { return }
+    observers.notify(result)
+    DispatchGroup.promises.leave()
+  }
+
+  // MARK: State
+
+  /// Whether the promise is neither fulfilled nor rejected yet.
+  public var isPending: Bool { cell.isPending }
+
+  /// Whether the promise has been fulfilled.
+  public var isFulfilled: Bool {
+    if case .success = cell.result { return true }
+    return false
+  }
+
+  /// Whether the promise has been rejected.
+  public var isRejected: Bool {
+    if case .failure = cell.result { return true }
+    return false
+  }
+
+  /// The value if fulfilled, else `nil`.
+  public var value: Value? {
+    if case .success(let value) = cell.result { return value }
+    return nil
+  }
+
+  /// The error if rejected, else `nil`.
+  public var error: (any Error)? {
+    if case .failure(let error) = cell.result { return error }
+    return nil
+  }
+
+  /// The outcome if resolved, else `nil`.
+  public var result: Result<Value, any Error>? { cell.result }
+}
+
+extension Promise: CustomStringConvertible {
+  /// `"Fulfilled: <value>"`, `"Rejected: <error>"` or `"Pending: <Value type>"`.
+  public var description: String {
+    switch cell.result {
+    case .success(let value): return "Fulfilled: \(value)"
+    case .failure(let error): return "Rejected: \(error)"
+    case nil: return "Pending: \(Value.self)"
+    }
+  }
+}

@@ -1,0 +1,13 @@
+import Dispatch
+
+/// Waits for `promise` and returns its value or throws its error.
+///
+/// Outside a coroutine this blocks the calling thread until the promise resolves. Do not call
+/// it on the queue that has to resolve the promise (for example on the main thread for a
+/// promise chained on `.main`): that queue can never run, and the call deadlocks.
+public func awaitPromise<Value>(_ promise: Promise<Value>) throws -> Value {
+  let done = DispatchSemaphore(value: 0)
+  promise.whenResolved { _ in done.signal() }
+  done.wait()
+  return try promise.result!.get()
+}

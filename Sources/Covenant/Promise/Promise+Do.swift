@@ -1,0 +1,31 @@
+import Dispatch
+
+extension Promise {
+  /// Creates a pending promise, runs `work` asynchronously on `queue` and fulfils the promise
+  /// with what it returns, or rejects it with what it throws.
+  ///
+  /// ```swift
+  /// let checksum = Promise<UInt32>(on: .global()) { try crc32(of: file) }
+  /// ```
+  @preconcurrency
+  public convenience init(on queue: DispatchQueue = .promises, _ work: @escaping @Sendable Do<Value>) {
+    self.init()
+    retainUntilResolved()
+    PromiseDispatch.async(on: queue) { [self] in
+      do { fulfill(try work()) } catch { reject(error) }
+    }
+  }
+
+  /// Creates a pending promise, runs `work` asynchronously on `queue` and adopts the outcome of
+  /// the promise it returns, or rejects it with what it throws.
+  @preconcurrency
+  public convenience init(
+    on queue: DispatchQueue = .promises, _ work: @escaping @Sendable Do<Promise<Value>>
+  ) {
+    self.init()
+    retainUntilResolved()
+    PromiseDispatch.async(on: queue) { [self] in
+      do { settle(.adopt(try work())) } catch { reject(error) }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import Covenant
+import Foundation
+
+/// The error the waiting helpers throw when what they wait for does not finish in time.
+public struct WaitTimeoutError: Error, CustomStringConvertible, Sendable {
+  /// What was being waited for.
+  public let subject: String
+  /// How long the helper waited, in seconds.
+  public let timeout: TimeInterval
+
+  /// Describes the timeout.
+  public var description: String {
+    "CovenantTesting: \(subject) did not finish within \(timeout) seconds"
+  }
+}
+
+/// Spins the current run loop (so main-queue blocks keep running) until `isDone()` or the
+/// deadline; the one waiting loop behind every helper in this module.
+func spinRunLoop(until deadline: Date, _ isDone: () -> Bool) -> Bool {
+  while !isDone() {
+    if Date() >= deadline { return isDone() }
+    let slice = min(deadline, Date(timeIntervalSinceNow: 0.002))
+    if Thread.isMainThread {
+      _ = RunLoop.current.run(mode: .default, before: slice)
+    } else {
+      Thread.sleep(until: slice)
+    }
+  }
+  return true
+}
+
+/// Waits for `promise` to resolve, running the current run loop meanwhile.
+///
+/// - Returns: the fulfilled value.
+/// - Throws: the rejection error, or `WaitTimeoutError` after `timeout` seconds.
+///
+/// ```swift
+/// let user = try wait(for: api.fetchUser(id: 1))
+/// ```
+public func wait<T>(for promise: Promise<T>, timeout: TimeInterval = 10) throws -> T {
+  let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+  guard spinRunLoop(until: deadline, { !promise.isPending }), let result = promise.result else {
+    throw WaitTimeoutError(subject: "Promise<\(T.self)>", timeout: timeout)
+  }
+  return try result.get()
+}
