@@ -1,0 +1,248 @@
+import CCoroutineContext
+import Synchronization
+
+/// Thread-local slots (see `cov_tls_slots`) used by the coroutine layer.
+enum ThreadSlot {
+  /// The `CoroutineContext` whose body runs on this thread right now, unretained.
+  static let coroutine: Int32 = 0
+  /// The `CoroutineRunner.Record` of the scheduler task running on this thread, if any.
+  static let runner: Int32 = 1
+}
+
+/// One coroutine: its fiber (stack + saved registers), the scheduler it continues on, its
+/// cancellation flag and its per-await `WaitState`.
+///
+/// Lifetime: the coroutine's own first frame holds a strong reference until the body returns
+/// or throws, so a suspended coroutine stays alive (with its stack) until it is resumed and
+/// finishes: frames are never skipped. Runners hold a reference while they run a slice.
+final class CoroutineContext: @unchecked Sendable {
+  /// What the coroutine asked for when it last switched out; read by the runner on the same
+  /// thread right after the switch, so it needs no synchronisation.
+  enum Exit {
+    case suspend
+    case reschedule
+    case finished
+  }
+
+  /// Written only by the coroutine itself (before it suspends or hops), read by whoever
+  /// schedules it after a wake; the `WaitState` atomics order the two.
+  private(set) var scheduler: any CoroutineScheduler
+  private(set) var schedulerIdentity: ObjectIdentifier?
+
+  /// Set once in `init`; nil only if the stack allocation failed (and `init` threw).
+  private var fiber: OpaquePointer?
+  private var body: (() throws -> Void)?
+  var exit = Exit.suspend
+
+  let wait = WaitState()
+  private var generation: UInt64 = 0
+  private let canceled = Atomic<Bool>(false)
+  private let completion = Mutex<CompletionState>(CompletionState())
+
+  private struct CompletionState: @unchecked Sendable {
+    var isComplete = false
+    var callbacks: [() -> Void] = []
+  }
+
+  /// Creates a coroutine that has not started yet.
+  ///
+  /// - Throws: `CoroutineStartError` when no stack could be allocated.
+  init(
+    scheduler: any CoroutineScheduler, stackSize: Int = 0, body: @escaping () throws -> Void
+  ) throws {
+    self.scheduler = scheduler
+    self.schedulerIdentity = Self.identity(of: scheduler)
+    self.body = body
+    fiber = cov_fiber_create(
+      max(0, stackSize), coroutineEntry, Unmanaged.passUnretained(self).toOpaque())
+    if fiber == nil { throw CoroutineStartError(stackSize: stackSize) }
+  }
+
+  deinit {
+    // Only reachable when finished or never started: a suspended coroutine's own frame keeps
+    // it alive.
+    if let fiber { cov_fiber_destroy(fiber) }
+  }
+
+  /// The coroutine whose body is running on this thread.
+  static var current: CoroutineContext? {
+    guard let raw = cov_tls_get(ThreadSlot.coroutine) else { return nil }
+    return Unmanaged<CoroutineContext>.fromOpaque(raw).takeUnretainedValue()
+  }
+
+  /// The current coroutine, or `calledOutsideCoroutine`.
+  static func requireCurrent() throws(CoroutineError) -> CoroutineContext {
+    guard let current else { throw .calledOutsideCoroutine }
+    return current
+  }
+
+  private static func identity(of scheduler: any CoroutineScheduler) -> ObjectIdentifier? {
+    guard type(of: scheduler) is AnyClass else { return nil }
+    return ObjectIdentifier(scheduler as AnyObject)
+  }
+
+  // MARK: Starting and running (scheduler side)
+
+  /// Schedules the first slice on the coroutine's scheduler.
+  func start() { schedule() }
+
+  /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
+  /// task serves the same scheduler).
+  func schedule() {
+    if CoroutineRunner.handOff(self) { return }
+    scheduleTask()
+  }
+
+  /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops).
+  func scheduleTask() {
+    scheduler.scheduleTask { [self] in CoroutineRunner.run(self) }
+  }
+
+  /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
+  /// must run again at once (it was woken while suspending).
+  func runSlice() -> Bool {
+    let previous = cov_tls_get(ThreadSlot.coroutine)
+    cov_tls_set(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
+    cov_fiber_resume(fiber)
+    cov_tls_set(ThreadSlot.coroutine, previous)
+    switch exit {
+    case .suspend:
+      return wait.confirmSuspended()
+    case .reschedule:
+      scheduleTask()
+      return false
+    case .finished:
+      finish()
+      return false
+    }
+  }
+
+  /// The body, run on the coroutine's own stack by `coroutineEntry`.
+  fileprivate func runBody() {
+    let body = self.body
+    self.body = nil
+    do { try body?() } catch {
+      // A coroutine's error ends it; futures started with `coroutineFuture` capture it.
+    }
+    exit = .finished
+  }
+
+  private func finish() {
+    let callbacks = completion.withLock { state -> [() -> Void] in
+      state.isComplete = true
+      defer { state.callbacks = [] }
+      return state.callbacks
+    }
+    for callback in callbacks { callback() }
+  }
+
+  // MARK: Suspending (coroutine side)
+
+  /// Suspends the coroutine until a waker handed to `register` resumes it.
+  ///
+  /// `register` runs on the coroutine before it switches out; it may resume synchronously.
+  /// - Throws: `.canceled` if the coroutine is or becomes cancelled before a waker wins.
+  func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
+    if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
+    generation &+= 1
+    wait.begin(generation)
+    // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
+    if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, canceling: true) {
+      _ = wait.wake()
+      throw .canceled
+    }
+    register(CoroutineWaker(coroutine: self, generation: generation))
+    if wait.flags & WaitState.woken == 0 {
+      exit = .suspend
+      cov_fiber_suspend()
+    }
+    if wait.flags & WaitState.canceledWake != 0 { throw .canceled }
+  }
+
+  /// Moves the coroutine to `scheduler` (it continues in a task there).
+  func hop(to scheduler: any CoroutineScheduler) {
+    self.scheduler = scheduler
+    self.schedulerIdentity = Self.identity(of: scheduler)
+    exit = .reschedule
+    cov_fiber_suspend()
+  }
+
+  /// Lets other work on the scheduler run, then continues.
+  func yield() throws(CoroutineError) {
+    if isCanceled { throw .canceled }
+    exit = .reschedule
+    cov_fiber_suspend()
+  }
+
+  /// Whether the coroutine runs on `scheduler` (same object) right now.
+  func isOn(_ scheduler: any CoroutineScheduler) -> Bool {
+    guard let identity = Self.identity(of: scheduler) else { return false }
+    return identity == schedulerIdentity
+  }
+
+  // MARK: Cancellation
+
+  var isCanceled: Bool { canceled.load(ordering: .relaxed) }
+
+  /// Cancels the coroutine: its pending await throws `.canceled` promptly, later ones at once.
+  func cancel() {
+    if canceled.exchange(true, ordering: .sequentiallyConsistent) { return }
+    let generation = wait.currentGeneration
+    if wait.claim(generation, canceling: true), wait.wake() { schedule() }
+  }
+
+  /// Registers `callback` to run when the coroutine finishes (at once if it has).
+  func whenFinished(_ callback: @escaping () -> Void) {
+    let finished = completion.withLock { state -> Bool in
+      if state.isComplete { return true }
+      state.callbacks.append(callback)
+      return false
+    }
+    if finished { callback() }
+  }
+
+  var isFinished: Bool { completion.withLock { $0.isComplete } }
+}
+
+/// Resumes one particular await of one coroutine, at most once.
+///
+/// `resume()` is the usual call. Code that must deliver a value only if it wins (channels,
+/// select, timeouts) calls `claim()`, delivers, then `wake()`.
+struct CoroutineWaker: @unchecked Sendable {
+  let coroutine: CoroutineContext
+  let generation: UInt64
+
+  /// Wins the right to resume this await; false if someone else already did (or it is over).
+  func claim() -> Bool { coroutine.wait.claim(generation) }
+
+  /// Lets the coroutine continue; call exactly once after a successful `claim()`.
+  func wake() {
+    if coroutine.wait.wake() { coroutine.schedule() }
+  }
+
+  /// `claim()` then `wake()`. Returns false (doing nothing) if the await was already resumed.
+  @discardableResult
+  func resume() -> Bool {
+    guard claim() else { return false }
+    wake()
+    return true
+  }
+}
+
+/// Thrown when a coroutine cannot get a stack (the address space or mapping limit is exhausted).
+public struct CoroutineStartError: Error, CustomStringConvertible, Sendable {
+  /// The stack size asked for, in bytes (0: the default).
+  public let stackSize: Int
+  /// Describes the failure.
+  public var description: String {
+    "Covenant: could not allocate a coroutine stack of \(stackSize == 0 ? Int(cov_stack_default_size()) : stackSize) bytes"
+  }
+}
+
+/// The C entry point of every coroutine fiber: runs the body, then returns (the fiber layer
+/// switches back to the runner and marks the fiber finished).
+private func coroutineEntry(_ argument: UnsafeMutableRawPointer?) {
+  // Strong for the whole body: a suspended coroutine is kept alive by its own frame.
+  let context = Unmanaged<CoroutineContext>.fromOpaque(argument!).takeUnretainedValue()
+  context.runBody()
+}

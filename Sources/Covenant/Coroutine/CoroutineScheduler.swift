@@ -1,0 +1,107 @@
+import Dispatch
+import Foundation
+
+/// Something that runs tasks: where a coroutine runs and continues after each `await`.
+///
+/// `DispatchQueue`, `OperationQueue` and `RunLoop` conform; any type with a way to run a
+/// closure can, e.g. a Core Data context:
+///
+/// ```swift
+/// extension NSManagedObjectContext: CoroutineScheduler {
+///   func scheduleTask(_ task: @escaping () -> Void) { perform(task) }
+/// }
+/// ```
+///
+/// A scheduler must run every task it is given, exactly once, eventually. Tasks may be run on
+/// any thread the scheduler owns; a concurrent scheduler may run a coroutine's consecutive
+/// slices on different threads.
+public protocol CoroutineScheduler {
+  /// Runs `task` asynchronously (or synchronously, if the scheduler is that kind).
+  func scheduleTask(_ task: @escaping () -> Void)
+}
+
+extension DispatchQueue: CoroutineScheduler {
+  /// Runs `task` with `async`.
+  public func scheduleTask(_ task: @escaping () -> Void) {
+    let task = UncheckedSendable(task)
+    async { task.value() }
+  }
+}
+
+extension OperationQueue: CoroutineScheduler {
+  /// Runs `task` as a block operation.
+  public func scheduleTask(_ task: @escaping () -> Void) {
+    let task = UncheckedSendable(task)
+    addOperation { task.value() }
+  }
+}
+
+extension RunLoop: CoroutineScheduler {
+  /// Runs `task` on the run loop's thread the next time it runs (in the default mode).
+  public func scheduleTask(_ task: @escaping () -> Void) {
+    let task = UncheckedSendable(task)
+    perform { task.value() }
+  }
+}
+
+/// Runs tasks at once on the calling thread: where `CoFuture(task:)` coroutines start, and
+/// where they continue after an `await` (on the thread that resumed them).
+struct ImmediateScheduler: CoroutineScheduler {
+  func scheduleTask(_ task: @escaping () -> Void) { task() }
+}
+
+extension CoroutineScheduler {
+  /// Starts a coroutine that runs `task` on this scheduler.
+  ///
+  /// Inside `task`, `await` calls suspend the coroutine instead of blocking the thread; after
+  /// each one the coroutine continues on this scheduler. An error thrown by `task` ends the
+  /// coroutine (use `coroutineFuture` to observe it). With a `scope`, cancelling the scope
+  /// cancels the coroutine.
+  ///
+  /// ```swift
+  /// DispatchQueue.main.startCoroutine {
+  ///   let user = try api.fetchUser(id).await()      // suspends, the main thread keeps running
+  ///   label.text = user.name
+  /// }
+  /// ```
+  ///
+  /// - Parameter stackSize: bytes of stack for this coroutine; `nil` uses
+  ///   `Coroutine.defaultStackSize`. A coroutine that does not get a stack (address space
+  ///   exhausted) does not run; the failure is reported on stderr.
+  @preconcurrency
+  public func startCoroutine(
+    in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
+  ) {
+    do {
+      let coroutine = try CoroutineContext(
+        scheduler: self, stackSize: stackSize ?? 0, body: task)
+      scope?.add(coroutine)
+      coroutine.start()
+    } catch {
+      reportUnstartableCoroutine(error)
+    }
+  }
+
+  /// Inside a coroutine: moves the coroutine to this scheduler, runs `task` there, and moves it
+  /// back to where it was. Outside a coroutine it throws `calledOutsideCoroutine`.
+  ///
+  /// ```swift
+  /// DispatchQueue.main.startCoroutine {
+  ///   let image = try DispatchQueue.global().await { try decode(data) }  // off the main thread
+  ///   imageView.image = image                                             // back on main
+  /// }
+  /// ```
+  public func await<T>(_ task: () throws -> T) throws -> T {
+    let coroutine = try CoroutineContext.requireCurrent()
+    if coroutine.isOn(self) { return try task() }
+    if coroutine.isCanceled { throw CoroutineError.canceled }
+    let home = coroutine.scheduler
+    coroutine.hop(to: self)
+    defer { coroutine.hop(to: home) }
+    return try task()
+  }
+}
+
+func reportUnstartableCoroutine(_ error: any Error) {
+  FileHandle.standardError.write(Data("\(error)\n".utf8))
+}

@@ -1,0 +1,60 @@
+import Synchronization
+
+/// One coroutine's "am I waiting, and who woke me" word: the per-await state machine that makes
+/// resumption exactly-once, whatever thread resumes and whenever.
+///
+/// Layout: `generation << 8 | flags`. Each `suspend` starts a new generation, so a waker from an
+/// earlier await can never touch a later one. Within a generation:
+/// - `claimed`: some party won the right to resume (a value delivery, a timer, a cancel);
+///   every other claim fails. Claims happen *before* the winner delivers its value.
+/// - `woken`: the winner finished delivering; the coroutine may continue.
+/// - `suspended`: the coroutine's stack is no longer in use (set by the runner after the switch
+///   out), so whoever sets `woken` second must schedule it.
+/// - `canceledWake`: the claim was made by `cancel()`; the await throws `.canceled`.
+///
+/// `woken` and `suspended` are set with one atomic OR each; exactly one of the two parties sees
+/// the other's bit and continues the coroutine, so no wake-up is lost and none is doubled.
+struct WaitState: ~Copyable {
+  static let claimed: UInt64 = 1
+  static let woken: UInt64 = 2
+  static let suspended: UInt64 = 4
+  static let canceledWake: UInt64 = 8
+  private static let flagBits: UInt64 = 8
+
+  /// Starts as generation 0, claimed: nothing can wake a coroutine that is not waiting.
+  private let word = Atomic<UInt64>(WaitState.claimed | WaitState.woken)
+
+  /// Opens the next generation (called by the coroutine itself, only when not claimable).
+  func begin(_ generation: UInt64) {
+    word.store(generation << Self.flagBits, ordering: .sequentiallyConsistent)
+  }
+
+  var currentGeneration: UInt64 { word.load(ordering: .sequentiallyConsistent) >> Self.flagBits }
+
+  var flags: UInt64 { word.load(ordering: .acquiring) & ((1 << Self.flagBits) - 1) }
+
+  /// Wins the right to resume generation `generation`, or returns false.
+  func claim(_ generation: UInt64, canceling: Bool = false) -> Bool {
+    var current = word.load(ordering: .relaxed)
+    let extra = canceling ? Self.claimed | Self.canceledWake : Self.claimed
+    while current >> Self.flagBits == generation && current & Self.claimed == 0 {
+      let (exchanged, original) = word.compareExchange(
+        expected: current, desired: current | extra, ordering: .acquiringAndReleasing)
+      if exchanged { return true }
+      current = original
+    }
+    return false
+  }
+
+  /// Marks the claimed await as woken. Returns true if the coroutine had already suspended, in
+  /// which case the caller must schedule it.
+  func wake() -> Bool {
+    word.bitwiseOr(Self.woken, ordering: .acquiringAndReleasing).oldValue & Self.suspended != 0
+  }
+
+  /// Marks the coroutine's stack as free. Returns true if it was woken meanwhile, in which case
+  /// the caller must continue it at once.
+  func confirmSuspended() -> Bool {
+    word.bitwiseOr(Self.suspended, ordering: .acquiringAndReleasing).oldValue & Self.woken != 0
+  }
+}
