@@ -1,0 +1,53 @@
+import Covenant
+import Foundation
+import XCTest
+
+/// SPEC §13: what common code does around Swift's dynamic exclusivity checks when a coroutine
+/// suspends and may resume on another thread.
+final class CoroutineExclusivityTests: XCTestCase {
+  final class Account: @unchecked Sendable {
+    var total = 0
+  }
+
+  func testCompoundAssignmentWithAwaitOnTheRightIsSafe() {
+    // `object.total += try future.await()`: Swift evaluates the right-hand side before the
+    // access to `total` begins, so nothing is held across the suspension.
+    let account = Account()
+    let concurrent = DispatchQueue(label: "x", attributes: .concurrent)
+    let done = expectation(description: "done")
+    done.expectedFulfillmentCount = 50
+    let serial = DispatchQueue(label: "serial-account")
+    for _ in 0..<50 {
+      concurrent.startCoroutine {
+        let value = try Promise<Int>(on: .global()) { 1 }.await()
+        try serial.await { account.total += value }
+        done.fulfill()
+      }
+    }
+    wait(for: [done], timeout: 10)
+    XCTAssertEqual(account.total, 50)
+  }
+
+  func testSuspendingInsideAnExclusiveAccessAndResumingOnAnotherThread() {
+    // An inout access to a class property held across a suspension. Each coroutine carries
+    // its own exclusivity access set (the fiber layer swaps it in and out), so resuming on
+    // another thread neither trips the checker nor corrupts the thread's access list.
+    let accounts = (0..<20).map { _ in Account() }
+    @Sendable func addAwaited(_ total: inout Int, _ promise: Promise<Int>) throws {
+      total += try promise.await()
+    }
+    let concurrent = DispatchQueue(label: "y", attributes: .concurrent)
+    let done = expectation(description: "done")
+    done.expectedFulfillmentCount = accounts.count
+    for account in accounts {
+      concurrent.startCoroutine {
+        let promise = Promise<Int>()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.005) { promise.fulfill(5) }
+        try addAwaited(&account.total, promise)
+        done.fulfill()
+      }
+    }
+    wait(for: [done], timeout: 10)
+    XCTAssertEqual(accounts.map(\.total), Array(repeating: 5, count: accounts.count))
+  }
+}
