@@ -43,7 +43,7 @@ final class StackOverflowTests: XCTestCase {
   private static var runsUnderSanitizer: Bool {
     #if os(Linux)
       let handle = dlopen(nil, RTLD_NOW)
-      defer { dlclose(handle) }
+      defer { if let handle { dlclose(handle) } }
       return dlsym(handle, "__tsan_init") != nil || dlsym(handle, "__asan_init") != nil
     #else
       return false
