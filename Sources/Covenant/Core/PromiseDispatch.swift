@@ -9,6 +9,43 @@ enum PromiseDispatch {
     let work = UncheckedSendable(block)
     queue.async(group: .promises) { work.value() }
   }
+
+  /// Runs `block` on `queue` once `interval` seconds have passed (negative or NaN: at once).
+  ///
+  /// When `grouped` (the default), the wait and the block belong to `DispatchGroup.promises`,
+  /// and `block` is released before the group is left. A timer that must not hold
+  /// `waitForPromises(timeout:)` up passes `false` (the `timeout` operator's: it only matters
+  /// while its promise is pending, and a pending promise is in the group anyway).
+  static func asyncAfter(
+    _ interval: Double, on queue: DispatchQueue, grouped: Bool = true,
+    _ block: @escaping () -> Void
+  ) {
+    let seconds = interval > 0 ? min(interval, 1e9) : 0  // also maps NaN to 0
+    let deadline = DispatchTime.now() + seconds
+    guard grouped else {
+      let work = UncheckedSendable(block)
+      queue.asyncAfter(deadline: deadline) { work.value() }
+      return
+    }
+    let work = RunOnce(block)
+    DispatchGroup.promises.enter()
+    queue.asyncAfter(deadline: deadline) {
+      work.run()
+      DispatchGroup.promises.leave()
+    }
+  }
+}
+
+/// A block run once and released right after, before whoever ran it signals completion.
+/// `@unchecked Sendable`: set at creation, then read and cleared once by the queue that runs it.
+private final class RunOnce: @unchecked Sendable {
+  private var block: (() -> Void)?
+  init(_ block: @escaping () -> Void) { self.block = block }
+  func run() {
+    let block = self.block
+    self.block = nil
+    block?()
+  }
 }
 
 /// Carries a value across a `@Sendable` boundary whose thread-safety the caller guarantees.
