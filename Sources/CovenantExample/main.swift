@@ -20,6 +20,7 @@ final class FlakyService: Sendable {
       count += 1
       return count
     }
+    let failures = failures
     return Promise<String>(on: .global()) { fulfill, reject in
       if call <= failures {
         reject(ExampleError.unavailable(name, attempt: call))
