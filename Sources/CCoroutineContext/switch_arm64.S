@@ -129,8 +129,6 @@ cov_fcontext_trampoline:
 #endif
 
 #if !defined(__APPLE__)
-  .section .note.GNU-stack, "", %progbits
-
 #if (defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT) || \
     (defined(__ARM_FEATURE_PAC_DEFAULT) && __ARM_FEATURE_PAC_DEFAULT)
 #if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT
@@ -158,3 +156,9 @@ cov_fcontext_trampoline:
 #endif
 
 #endif /* __aarch64__ */
+
+/* Non-executable stack, on ELF, for every architecture (an empty object built from this file on
+   another architecture still needs the note, or the linker assumes an executable stack). */
+#if defined(__ELF__)
+  .section .note.GNU-stack, "", %progbits
+#endif

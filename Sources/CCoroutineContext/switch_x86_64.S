@@ -141,8 +141,6 @@ cov_fcontext_trampoline:
 #endif
 
 #if !defined(__APPLE__)
-  .section .note.GNU-stack, "", @progbits
-
 #if defined(__CET__) && (__CET__ & 1)
   /* NT_GNU_PROPERTY_TYPE_0: GNU_PROPERTY_X86_FEATURE_1_AND = IBT (never SHSTK, see above). */
   .section .note.gnu.property, "a"
@@ -159,3 +157,9 @@ cov_fcontext_trampoline:
 #endif
 
 #endif /* __x86_64__ */
+
+/* Non-executable stack, on ELF, for every architecture (an empty object built from this file on
+   another architecture still needs the note, or the linker assumes an executable stack). */
+#if defined(__ELF__)
+  .section .note.GNU-stack, "", %progbits
+#endif
