@@ -2,6 +2,8 @@ import Covenant
 import Foundation
 import XCTest
 
+// As in SPEC §2.2's example. (Module-wide: with it, `Promise("text")` is ambiguous between the
+// value and the error initializer, so this target avoids String-valued promises.)
 extension String: @retroactive Error {}
 
 final class CustomNSError: NSError, @unchecked Sendable {}
