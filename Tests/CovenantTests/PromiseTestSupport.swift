@@ -32,6 +32,7 @@ final class Recorder<Element: Sendable>: Sendable {
   func append(_ element: Element) { storage.withLock { $0.append(element) } }
   var elements: [Element] { storage.withLock { $0 } }
   var count: Int { storage.withLock { $0.count } }
+  func removeAll() { storage.withLock { $0.removeAll() } }
 }
 
 /// Base class of the promise tests: every test must leave no promise pending behind it.
