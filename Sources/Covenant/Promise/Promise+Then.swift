@@ -81,5 +81,8 @@ func returnedError<R>(_ value: R) -> (any Error)? {
   if !(R.self is AnyClass), ObjectIdentifier(type(of: value as Any)) == ObjectIdentifier(R.self) {
     return nil  // a concrete value type: its values have exactly that type
   }
-  return value as? any Error  // class types and other existentials
+  // Class types and other existentials: only those whose type is itself an error type
+  // (`NSError`, `any LocalizedError`); `Any` holding an error is still a value.
+  guard R.self is any Error.Type else { return nil }
+  return value as? any Error
 }
