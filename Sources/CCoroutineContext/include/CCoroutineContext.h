@@ -125,6 +125,20 @@ extern _Thread_local void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 static inline void *cov_tls_get(int slot) { return cov_tls_slots[slot]; }
 static inline void cov_tls_set(int slot, void *value) { cov_tls_slots[slot] = value; }
 
+// MARK: - Additions (not in the original interface)
+
+/// Out-of-line versions of cov_tls_get / cov_tls_set. Use these for any slot read or written
+/// after something that may suspend (cov_fiber_suspend, directly or not) in the same function:
+/// the optimizer treats a thread-local address as constant within a function, so an inlined
+/// cov_tls_get after a suspension can read the slot of the thread the fiber was suspended on.
+void *cov_tls_load(int slot);
+void cov_tls_store(int slot, void *value);
+
+/// 1 if stacks get their guards as page-table markers (Linux MADV_GUARD_INSTALL, no extra
+/// mapping per stack, default-size stacks carved from shared slabs), 0 if every stack is its own
+/// mapping with an mprotect'ed guard (older kernels, macOS). For tests and diagnostics.
+int cov_stack_uses_guard_markers(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,250 @@
+// Fibers: a stack, a saved context and the bookkeeping that sanitizers and Swift's exclusivity
+// checking need, behind an asymmetric resume/suspend API.
+//
+// The fiber record lives at the top of its own stack (no separate allocation). Resume and
+// suspend take no locks, make no system calls and allocate nothing.
+//
+// Threads: a fiber runs on the thread that resumes it. A suspended fiber may be resumed on any
+// thread, but by one resumer at a time, and only after the cov_fiber_resume that ran it before
+// has returned (that return is what proves the suspension is complete).
+
+#include "CCoroutineContext.h"
+#include "cov_internal.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// MARK: - Swift exclusivity hooks (libswiftCore; absent in pure C programs)
+
+#if defined(__has_attribute)
+#if __has_attribute(swiftcall)
+#define COV_SWIFT_EXCLUSIVITY 1
+#endif
+#endif
+
+#if defined(COV_SWIFT_EXCLUSIVITY)
+extern void swift_task_enterThreadLocalContext(char *state) __attribute__((swiftcall, weak));
+extern void swift_task_exitThreadLocalContext(char *state) __attribute__((swiftcall, weak));
+#define COV_EXCLUSIVITY_ENTER(fiber)                                                    \
+  do {                                                                                  \
+    if (swift_task_enterThreadLocalContext)                                             \
+      swift_task_enterThreadLocalContext((char *)(fiber)->exclusivity);                 \
+  } while (0)
+#define COV_EXCLUSIVITY_EXIT(fiber)                                                     \
+  do {                                                                                  \
+    if (swift_task_exitThreadLocalContext)                                              \
+      swift_task_exitThreadLocalContext((char *)(fiber)->exclusivity);                  \
+  } while (0)
+#else
+#define COV_EXCLUSIVITY_ENTER(fiber) ((void)0)
+#define COV_EXCLUSIVITY_EXIT(fiber) ((void)0)
+#endif
+
+// MARK: - Sanitizer interfaces
+
+#if defined(COV_ASAN)
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
+                                     size_t *size_old);
+#endif
+#if defined(COV_TSAN)
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void *fiber);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+#endif
+
+// MARK: - State
+
+struct cov_fiber {
+  cov_fcontext_t context;   // the fiber's own context while it is not running
+  cov_fcontext_t resumer;   // the context that resumed it, while it is running
+  cov_fiber_t *previous;    // the fiber that was current on the resuming thread
+  cov_fiber_entry_t entry;
+  void *argument;
+  void *exclusivity[2];     // Swift's per-task exclusivity access set, moved on every switch
+  cov_stack_t stack;
+  bool started;
+  bool running;
+  bool finished;
+#if defined(COV_ASAN)
+  void *fake_stack;                // the fiber's ASan fake stack while it is switched out
+  const void *resumer_bottom;      // the resumer's stack, for switching back to it
+  size_t resumer_size;
+#endif
+#if defined(COV_TSAN)
+  void *tsan_fiber;
+  void *tsan_resumer;
+#endif
+};
+
+_Thread_local void *cov_tls_slots[COV_TLS_SLOT_COUNT];
+
+typedef struct {
+  cov_fiber_t *current;
+  bool overflow_ready;
+} thread_state_t;
+
+static _Thread_local thread_state_t thread_state;
+
+static void misuse(const char *message) {
+  static const char prefix[] = "Covenant: fiber misuse: ";
+  ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
+  ignored = write(STDERR_FILENO, message, strlen(message));
+  ignored = write(STDERR_FILENO, "\n", 1);
+  (void)ignored;
+  abort();
+}
+
+// The thread state as seen from code that may run on another thread than earlier in the same
+// function (after a switch). The empty asm keeps the compiler from treating the call as pure and
+// reusing an earlier thread's address.
+static __attribute__((noinline)) thread_state_t *fresh_thread_state(void) {
+  __asm__ volatile("" ::: "memory");
+  return &thread_state;
+}
+
+// MARK: - Entry
+
+static void fiber_main(cov_transfer_t transfer) {
+  cov_fiber_t *fiber = transfer.data;  // fiber->resumer was stored by the switch
+#if defined(COV_ASAN)
+  __sanitizer_finish_switch_fiber(NULL, &fiber->resumer_bottom, &fiber->resumer_size);
+#endif
+
+  fiber->entry(fiber->argument);
+
+  // The entry returned (possibly on another thread than the one we started on): leave for good.
+  thread_state_t *state = fresh_thread_state();
+  state->current = fiber->previous;
+  fiber->running = false;
+  fiber->finished = true;
+  COV_EXCLUSIVITY_EXIT(fiber);
+#if defined(COV_ASAN)
+  __sanitizer_start_switch_fiber(NULL, fiber->resumer_bottom, fiber->resumer_size);
+#endif
+#if defined(COV_TSAN)
+  __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
+#endif
+  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
+  __builtin_trap();  // a finished fiber is never resumed
+}
+
+// MARK: - API
+
+cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *argument) {
+  cov_stack_t stack;
+  int error = cov_stack_allocate(stack_size, &stack);
+  if (error) {
+    errno = error;
+    return NULL;
+  }
+  uintptr_t top = (uintptr_t)stack.base + stack.size;
+  cov_fiber_t *fiber = (cov_fiber_t *)((top - sizeof(cov_fiber_t)) & ~(uintptr_t)63);
+  memset(fiber, 0, sizeof *fiber);
+  fiber->entry = entry;
+  fiber->argument = argument;
+  fiber->stack = stack;
+  fiber->context = cov_make_fcontext_hidden(fiber, (size_t)((char *)fiber - (char *)stack.base),
+                                            fiber_main);
+#if defined(COV_TSAN)
+  fiber->tsan_fiber = __tsan_create_fiber(0);
+#endif
+  return fiber;
+}
+
+// Fast path: all bookkeeping happens before the switch, and the switch is the function's tail
+// call. The resumer's saved context is then its caller's (its return address is the caller's),
+// so when the fiber switches back, execution continues directly in the caller, as if
+// cov_fiber_resume had returned, without a mispredicted `ret`. Likewise for suspend. Only
+// ASan needs work after a switch; without optimization (no tail call) the same code is
+// simply an ordinary call that returns.
+
+void cov_fiber_resume(cov_fiber_t *fiber) {
+  thread_state_t *state = &thread_state;
+  if (__builtin_expect(!state->overflow_ready, 0)) {
+    cov_overflow_handler_install();
+    state->overflow_ready = true;
+  }
+  if (__builtin_expect(fiber->running | fiber->finished, 0))
+    misuse(fiber->running ? "cov_fiber_resume of a running fiber"
+                          : "cov_fiber_resume of a finished fiber");
+
+  fiber->previous = state->current;
+  state->current = fiber;
+  fiber->started = true;
+  fiber->running = true;
+  COV_EXCLUSIVITY_ENTER(fiber);
+#if defined(COV_TSAN)
+  fiber->tsan_resumer = __tsan_get_current_fiber();
+  __tsan_switch_to_fiber(fiber->tsan_fiber, 0);
+#endif
+#if defined(COV_ASAN)
+  void *fake_stack = NULL;
+  __sanitizer_start_switch_fiber(&fake_stack, fiber->stack.base, fiber->stack.size);
+  cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
+  __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
+#else
+  cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
+#endif
+}
+
+void cov_fiber_suspend(void) {
+  thread_state_t *state = &thread_state;
+  cov_fiber_t *fiber = state->current;
+  if (__builtin_expect(fiber == NULL, 0)) misuse("cov_fiber_suspend outside a fiber");
+
+  state->current = fiber->previous;
+  fiber->running = false;
+  COV_EXCLUSIVITY_EXIT(fiber);
+#if defined(COV_TSAN)
+  __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
+#endif
+#if defined(COV_ASAN)
+  __sanitizer_start_switch_fiber(&fiber->fake_stack, fiber->resumer_bottom, fiber->resumer_size);
+  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
+  // Resumed, maybe on another thread: no thread-local state is reused from above.
+  __sanitizer_finish_switch_fiber(fiber->fake_stack, &fiber->resumer_bottom,
+                                  &fiber->resumer_size);
+#else
+  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
+#endif
+}
+
+int cov_fiber_is_finished(const cov_fiber_t *fiber) { return fiber->finished; }
+
+void cov_fiber_destroy(cov_fiber_t *fiber) {
+  if (!fiber) return;
+  if (fiber->running || (fiber->started && !fiber->finished))
+    misuse("cov_fiber_destroy of a suspended or running fiber");
+#if defined(COV_TSAN)
+  __tsan_destroy_fiber(fiber->tsan_fiber);
+#endif
+  cov_stack_t stack = fiber->stack;  // the record lives on the stack being released
+  cov_stack_release(&stack);
+}
+
+cov_fiber_t *cov_fiber_current(void) { return thread_state.current; }
+
+size_t cov_fiber_stack_size(const cov_fiber_t *fiber) { return fiber->stack.size; }
+
+void *cov_fiber_stack_base(const cov_fiber_t *fiber) { return fiber->stack.base; }
+
+void *cov_tls_load(int slot) { return cov_tls_slots[slot]; }
+
+void cov_tls_store(int slot, void *value) { cov_tls_slots[slot] = value; }
+
+// MARK: - For the overflow handler
+
+int cov_fiber_guard_hit(uintptr_t address, size_t *stack_size) {
+  cov_fiber_t *fiber = thread_state.current;
+  if (!fiber) return 0;
+  uintptr_t low = (uintptr_t)fiber->stack.guard;
+  uintptr_t high = (uintptr_t)fiber->stack.base;
+  if (address < low || address >= high) return 0;
+  *stack_size = fiber->stack.size;
+  return 1;
+}

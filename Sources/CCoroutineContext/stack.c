@@ -1,0 +1,499 @@
+// Coroutine stacks: mmap'ed (lazily committed), with a 64 KiB guard region below each stack,
+// reused through a bounded pool.
+//
+// Mapping budget. Linux allows vm.max_map_count (65,530 by default) mappings per process, and a
+// stack with an mprotect'ed guard costs two, so that classic layout cannot keep 100,000 stacks
+// alive. Where the kernel supports MADV_GUARD_INSTALL (Linux >= 6.13) the guard is a page-table
+// marker that does not split the mapping, so default-size stacks are carved out of slabs: one
+// mapping of SLAB_SLOTS [guard | stack] slots (and adjacent slabs usually merge into one VMA).
+// Elsewhere (older kernels, macOS) every stack is its own mapping with a PROT_NONE guard.
+//
+// Life cycle of a default-size stack: allocate -> (pool <-> in use)* -> returned to the system.
+// Pooled stacks keep their pages (a warm reuse). A stack returned to the system from a slab gets
+// MADV_DONTNEED on its usable part (guard markers survive it) and its slot goes on the slab's
+// free list; a slab whose slots are all free is unmapped.
+//
+// Thread safety: every entry point may be called from any thread; one mutex guards the pool
+// and the slabs, and system calls that can be done outside it are.
+
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+
+#include "CCoroutineContext.h"
+#include "cov_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__linux__) && !defined(MADV_GUARD_INSTALL)
+#define MADV_GUARD_INSTALL 102
+#endif
+#ifndef MAP_NORESERVE
+#define MAP_NORESERVE 0
+#endif
+#if !defined(MAP_ANONYMOUS) && defined(MAP_ANON)
+#define MAP_ANONYMOUS MAP_ANON
+#endif
+
+#if defined(COV_ASAN)
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#endif
+
+enum {
+  COV_DEFAULT_STACK_SIZE = 256 * 1024,
+  COV_MIN_STACK_SIZE = 16 * 1024,
+  COV_GUARD_SIZE = 64 * 1024,
+  COV_DEFAULT_POOL_CAPACITY = 64,
+  SLAB_SLOTS = 64,
+  REGISTRY_CAPACITY = 16384,
+};
+
+// MARK: - Configuration
+
+static _Atomic size_t default_size = COV_DEFAULT_STACK_SIZE;
+static _Atomic size_t pool_capacity = COV_DEFAULT_POOL_CAPACITY;
+
+static size_t page_size(void) {
+  static _Atomic size_t cached;
+  size_t size = atomic_load_explicit(&cached, memory_order_relaxed);
+  if (size == 0) {
+    long value = sysconf(_SC_PAGESIZE);
+    size = value > 0 ? (size_t)value : 4096;
+    atomic_store_explicit(&cached, size, memory_order_relaxed);
+  }
+  return size;
+}
+
+static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
+
+static size_t guard_size(void) {
+  size_t page = page_size();
+  return page > COV_GUARD_SIZE ? page : round_up(COV_GUARD_SIZE, page);
+}
+
+static size_t normalized_size(size_t size) {
+  if (size < COV_MIN_STACK_SIZE) size = COV_MIN_STACK_SIZE;
+  if (size > SIZE_MAX / 2) return 0;
+  return round_up(size, page_size());
+}
+
+size_t cov_stack_default_size(void) {
+  return atomic_load_explicit(&default_size, memory_order_relaxed);
+}
+
+size_t cov_stack_pool_capacity(void) {
+  return atomic_load_explicit(&pool_capacity, memory_order_relaxed);
+}
+
+// MARK: - Guard markers
+
+// -1: not probed yet; 1: MADV_GUARD_INSTALL works; 0: it does not (use mprotect guards).
+static _Atomic int guard_markers = -1;
+
+// Installs a guard over [address, address + length) inside a mapping. Returns 0, EINVAL when
+// guard markers are unsupported, or another errno.
+static int install_guard_marker(void *address, size_t length) {
+#if defined(__linux__)
+  if (madvise(address, length, MADV_GUARD_INSTALL) == 0) return 0;
+  return errno;
+#else
+  (void)address;
+  (void)length;
+  return EINVAL;
+#endif
+}
+
+// Emulators (qemu-user) accept unknown madvise advice and do nothing, so check that the marker
+// really refuses access: the kernel reading from a guarded page for write(2) must fail with EFAULT.
+static int verify_guard(void *guarded) {
+#if defined(__linux__)
+  int fds[2];
+  if (pipe(fds) != 0) return errno;
+  ssize_t written = write(fds[1], guarded, 1);
+  int result = written < 0 && errno == EFAULT ? 0 : EINVAL;
+  close(fds[0]);
+  close(fds[1]);
+  return result;
+#else
+  (void)guarded;
+  return EINVAL;
+#endif
+}
+
+static bool guard_markers_supported(void) {
+  int state = atomic_load_explicit(&guard_markers, memory_order_acquire);
+  if (state >= 0) return state == 1;
+  // Probe on a throwaway two-page mapping.
+  size_t page = page_size();
+  void *probe = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe == MAP_FAILED) return false;  // undecided; try again next time
+  int result = install_guard_marker(probe, page);
+  if (result == 0) result = verify_guard(probe);
+  munmap(probe, 2 * page);
+  state = result == 0 ? 1 : 0;
+  atomic_store_explicit(&guard_markers, state, memory_order_release);
+  return state == 1;
+}
+
+int cov_stack_uses_guard_markers(void) { return guard_markers_supported() ? 1 : 0; }
+
+// MARK: - Registry of guard regions (read by the signal handler)
+
+// Each live slab or individual stack occupies one entry: [start, end) is split into slots of
+// `slot` bytes whose first `guard_size()` bytes are guard. Writers hold the lock; the signal
+// handler reads without it (start is published last with release order, cleared first).
+typedef struct {
+  _Atomic uintptr_t start;
+  _Atomic uintptr_t end;
+  _Atomic size_t slot;
+  _Atomic size_t stack_size;
+} registry_entry_t;
+
+static registry_entry_t registry[REGISTRY_CAPACITY];
+static _Atomic unsigned registry_high;  // entries [0, high) have been used at least once
+static unsigned registry_free[REGISTRY_CAPACITY];
+static unsigned registry_free_count;
+
+static int registry_add(uintptr_t start, uintptr_t end, size_t slot, size_t stack_size) {
+  unsigned index;
+  if (registry_free_count > 0) {
+    index = registry_free[--registry_free_count];
+  } else {
+    index = atomic_load_explicit(&registry_high, memory_order_relaxed);
+    if (index >= REGISTRY_CAPACITY) return -1;  // full: the current-fiber check still works
+  }
+  registry_entry_t *entry = &registry[index];
+  atomic_store_explicit(&entry->end, end, memory_order_relaxed);
+  atomic_store_explicit(&entry->slot, slot, memory_order_relaxed);
+  atomic_store_explicit(&entry->stack_size, stack_size, memory_order_relaxed);
+  atomic_store_explicit(&entry->start, start, memory_order_release);
+  if (index == atomic_load_explicit(&registry_high, memory_order_relaxed))
+    atomic_store_explicit(&registry_high, index + 1, memory_order_release);
+  return (int)index;
+}
+
+static void registry_remove(int index) {
+  if (index < 0) return;
+  atomic_store_explicit(&registry[index].start, 0, memory_order_release);
+  registry_free[registry_free_count++] = (unsigned)index;
+}
+
+int cov_stack_guard_lookup(uintptr_t address, size_t *stack_size) {
+  size_t guard = guard_size();
+  unsigned high = atomic_load_explicit(&registry_high, memory_order_acquire);
+  for (unsigned i = 0; i < high; i++) {
+    registry_entry_t *entry = &registry[i];
+    uintptr_t start = atomic_load_explicit(&entry->start, memory_order_acquire);
+    if (start == 0 || address < start) continue;
+    uintptr_t end = atomic_load_explicit(&entry->end, memory_order_relaxed);
+    size_t slot = atomic_load_explicit(&entry->slot, memory_order_relaxed);
+    if (address >= end || slot == 0) continue;
+    if ((address - start) % slot < guard) {
+      *stack_size = atomic_load_explicit(&entry->stack_size, memory_order_relaxed);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// MARK: - State under the lock
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct cov_slab cov_slab_t;
+
+// The slabs of one stack size. The list holds the slabs that have a free slot.
+typedef struct slab_class {
+  struct slab_class *next;
+  size_t stack_size;
+  cov_slab_t *partial;
+} slab_class_t;
+
+struct cov_slab {
+  cov_slab_t *next, *prev;  // in class->partial while it has a free slot
+  slab_class_t *owner;
+  char *memory;
+  size_t slot_size;
+  size_t memory_size;
+  int registry_index;
+  unsigned free_count;
+  unsigned free_slots[SLAB_SLOTS];
+};
+
+static slab_class_t *classes;
+static cov_stack_t *pool;
+static size_t pool_count;
+static size_t pool_allocated;
+
+// MARK: - Individual mappings
+
+static int individual_allocate(size_t size, cov_stack_t *out) {
+  size_t guard = guard_size();
+  size_t total = guard + size;
+  char *memory = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) return errno ? errno : ENOMEM;
+  int error = guard_markers_supported() ? install_guard_marker(memory, guard) : EINVAL;
+  if (error == EINVAL) error = mprotect(memory, guard, PROT_NONE) == 0 ? 0 : errno;
+  if (error) {
+    munmap(memory, total);
+    return error;
+  }
+  pthread_mutex_lock(&lock);
+  int index = registry_add((uintptr_t)memory, (uintptr_t)(memory + total), total, size);
+  pthread_mutex_unlock(&lock);
+  out->base = memory + guard;
+  out->size = size;
+  out->guard = memory;
+  out->guard_size = guard;
+  // Individual stacks carry their registry index (tagged) instead of a slab pointer.
+  out->allocation = (void *)(((uintptr_t)(index + 1) << 1) | 1);
+  return 0;
+}
+
+static bool is_individual(const cov_stack_t *stack) {
+  return ((uintptr_t)stack->allocation & 1) != 0;
+}
+
+static void individual_free(cov_stack_t *stack) {
+  int index = (int)((uintptr_t)stack->allocation >> 1) - 1;
+  pthread_mutex_lock(&lock);
+  registry_remove(index);
+  pthread_mutex_unlock(&lock);
+  munmap(stack->guard, stack->guard_size + stack->size);
+}
+
+// MARK: - Slabs (lock held unless noted)
+
+static slab_class_t *class_for(size_t size) {
+  for (slab_class_t *c = classes; c; c = c->next)
+    if (c->stack_size == size) return c;
+  slab_class_t *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->stack_size = size;
+  c->next = classes;
+  classes = c;
+  return c;
+}
+
+static void partial_link(slab_class_t *c, cov_slab_t *s) {
+  s->prev = NULL;
+  s->next = c->partial;
+  if (c->partial) c->partial->prev = s;
+  c->partial = s;
+}
+
+static void partial_unlink(slab_class_t *c, cov_slab_t *s) {
+  if (s->prev) s->prev->next = s->next;
+  else c->partial = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->next = s->prev = NULL;
+}
+
+// Maps a new slab and installs its guards. Called WITHOUT the lock. Returns NULL with *error set;
+// *error == EINVAL means guard markers do not work here.
+static cov_slab_t *slab_create(size_t size, int *error) {
+  size_t guard = guard_size();
+  size_t slot = guard + size;
+  if (slot > SIZE_MAX / SLAB_SLOTS) {
+    *error = ENOMEM;
+    return NULL;
+  }
+  cov_slab_t *slab = calloc(1, sizeof *slab);
+  if (!slab) {
+    *error = ENOMEM;
+    return NULL;
+  }
+  slab->slot_size = slot;
+  slab->memory_size = slot * SLAB_SLOTS;
+  slab->memory = mmap(NULL, slab->memory_size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (slab->memory == MAP_FAILED) {
+    *error = errno ? errno : ENOMEM;
+    free(slab);
+    return NULL;
+  }
+  for (unsigned i = 0; i < SLAB_SLOTS; i++) {
+    int result = install_guard_marker(slab->memory + (size_t)i * slot, guard);
+    if (result) {
+      munmap(slab->memory, slab->memory_size);
+      free(slab);
+      *error = result;
+      return NULL;
+    }
+  }
+  // Hand out the lowest slots first.
+  for (unsigned i = 0; i < SLAB_SLOTS; i++) slab->free_slots[i] = SLAB_SLOTS - 1 - i;
+  slab->free_count = SLAB_SLOTS;
+  return slab;
+}
+
+static void slab_take_slot(cov_slab_t *slab, cov_stack_t *out) {
+  unsigned index = slab->free_slots[--slab->free_count];
+  if (slab->free_count == 0) partial_unlink(slab->owner, slab);
+  char *slot = slab->memory + (size_t)index * slab->slot_size;
+  size_t guard = guard_size();
+  out->guard = slot;
+  out->guard_size = guard;
+  out->base = slot + guard;
+  out->size = slab->owner->stack_size;
+  out->allocation = slab;
+}
+
+// Returns 0, EINVAL if guard markers are unusable (caller falls back), or another errno.
+static int slab_allocate(size_t size, cov_stack_t *out) {
+  pthread_mutex_lock(&lock);
+  slab_class_t *c = class_for(size);
+  if (!c) {
+    pthread_mutex_unlock(&lock);
+    return ENOMEM;
+  }
+  if (c->partial) {
+    slab_take_slot(c->partial, out);
+    pthread_mutex_unlock(&lock);
+    return 0;
+  }
+  pthread_mutex_unlock(&lock);
+
+  int error = 0;
+  cov_slab_t *slab = slab_create(size, &error);
+  if (!slab) return error;
+
+  pthread_mutex_lock(&lock);
+  slab->owner = c;
+  slab->registry_index = registry_add((uintptr_t)slab->memory,
+                                      (uintptr_t)(slab->memory + slab->memory_size),
+                                      slab->slot_size, size);
+  partial_link(c, slab);
+  slab_take_slot(slab, out);
+  pthread_mutex_unlock(&lock);
+  return 0;
+}
+
+static void slab_free_slot(cov_stack_t *stack) {
+  cov_slab_t *slab = stack->allocation;
+  // Drop the pages (outside the lock: the slot is not on a free list yet). Guard markers live in
+  // [guard, base) and survive MADV_DONTNEED anyway.
+  madvise(stack->base, stack->size, MADV_DONTNEED);
+  unsigned index = (unsigned)(((char *)stack->guard - slab->memory) / slab->slot_size);
+
+  pthread_mutex_lock(&lock);
+  slab_class_t *c = slab->owner;
+  if (slab->free_count == 0) partial_link(c, slab);
+  slab->free_slots[slab->free_count++] = index;
+  bool empty = slab->free_count == SLAB_SLOTS;
+  // Keep one empty slab per class so that a workload hovering at a slab boundary does not map
+  // and unmap repeatedly.
+  if (empty && (c->partial != slab || slab->next != NULL)) {
+    partial_unlink(c, slab);
+    registry_remove(slab->registry_index);
+  } else {
+    empty = false;
+  }
+  pthread_mutex_unlock(&lock);
+
+  if (empty) {
+    munmap(slab->memory, slab->memory_size);
+    free(slab);
+  }
+}
+
+// MARK: - Public API
+
+static void return_to_system(cov_stack_t *stack) {
+  if (is_individual(stack)) individual_free(stack);
+  else slab_free_slot(stack);
+}
+
+int cov_stack_allocate(size_t size, cov_stack_t *out) {
+  if (!out) return EINVAL;
+  size_t requested = size == 0 ? cov_stack_default_size() : normalized_size(size);
+  if (requested == 0) return ENOMEM;
+
+  if (requested == cov_stack_default_size()) {
+    pthread_mutex_lock(&lock);
+    // Pool entries always have the current default size (set_default_size flushes the pool).
+    if (pool_count > 0 && pool[pool_count - 1].size == requested) {
+      *out = pool[--pool_count];
+      pthread_mutex_unlock(&lock);
+      return 0;
+    }
+    pthread_mutex_unlock(&lock);
+    if (guard_markers_supported()) {
+      int error = slab_allocate(requested, out);
+      if (error != EINVAL) return error;
+      atomic_store_explicit(&guard_markers, 0, memory_order_release);
+    }
+  }
+  return individual_allocate(requested, out);
+}
+
+void cov_stack_release(cov_stack_t *stack) {
+  if (!stack || !stack->base) return;
+#if defined(COV_ASAN)
+  // Frames that lived here may have left poisoned redzones behind.
+  __asan_unpoison_memory_region(stack->base, stack->size);
+#endif
+  if (stack->size == cov_stack_default_size()) {
+    pthread_mutex_lock(&lock);
+    size_t capacity = cov_stack_pool_capacity();
+    if (pool_count < capacity && stack->size == cov_stack_default_size()) {
+      if (pool_count == pool_allocated) {
+        size_t grown = pool_allocated ? pool_allocated * 2 : COV_DEFAULT_POOL_CAPACITY;
+        if (grown > capacity) grown = capacity;
+        cov_stack_t *bigger = realloc(pool, grown * sizeof *pool);
+        if (bigger) {
+          pool = bigger;
+          pool_allocated = grown;
+        }
+      }
+      if (pool_count < pool_allocated) {
+        pool[pool_count++] = *stack;
+        pthread_mutex_unlock(&lock);
+        memset(stack, 0, sizeof *stack);
+        return;
+      }
+    }
+    pthread_mutex_unlock(&lock);
+  }
+  return_to_system(stack);
+  memset(stack, 0, sizeof *stack);
+}
+
+// Removes pool entries beyond `keep` (all of them if their size is stale) and frees them.
+static void trim_pool(size_t keep) {
+  for (;;) {
+    cov_stack_t stack;
+    pthread_mutex_lock(&lock);
+    bool stale = pool_count > 0 && pool[pool_count - 1].size != cov_stack_default_size();
+    if (pool_count == 0 || (pool_count <= keep && !stale)) {
+      pthread_mutex_unlock(&lock);
+      return;
+    }
+    stack = pool[--pool_count];
+    pthread_mutex_unlock(&lock);
+    return_to_system(&stack);
+  }
+}
+
+void cov_stack_set_default_size(size_t size) {
+  size_t normalized = normalized_size(size);
+  if (normalized == 0) return;
+  pthread_mutex_lock(&lock);
+  size_t old = atomic_exchange_explicit(&default_size, normalized, memory_order_relaxed);
+  pthread_mutex_unlock(&lock);
+  if (old != normalized) trim_pool(0);
+}
+
+void cov_stack_set_pool_capacity(size_t capacity) {
+  atomic_store_explicit(&pool_capacity, capacity, memory_order_relaxed);
+  trim_pool(capacity);
+}
