@@ -8,11 +8,12 @@ extension CoChannel {
   ///   `CoroutineError.canceled` if the coroutine is cancelled while waiting (nothing is
   ///   consumed); `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a
   ///   coroutine.
+  @inlinable
   public func awaitReceive() throws -> Element {
     if let outcome = locked({ state, effects in state.receiveNow(&effects) }) {
       return try outcome.get()
     }
-    let coroutine = try CoroutineContext.requireCurrent()
+    let coroutine = try CoroutineHandle.current()
     while true {
       var waiter: ChannelWaiter<Element>?
       do {
@@ -50,6 +51,7 @@ extension CoChannel {
 
   /// Receives an element if one is ready, without waiting; `nil` otherwise (also when the
   /// channel is closed and drained, or cancelled).
+  @inlinable
   public func poll() -> Element? {
     let outcome = locked { state, effects in state.receiveNow(&effects) }
     if case .success(let element) = outcome { return element }

@@ -8,11 +8,12 @@ extension CoChannel {
   ///   waiting, for `.canceled`) closed or cancelled; `CoroutineError.canceled` if the
   ///   coroutine is cancelled while waiting (the element is not sent);
   ///   `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a coroutine.
+  @inlinable
   public func awaitSend(_ element: Element) throws {
     if let outcome = locked({ state, effects in state.sendNow(element, &effects) }) {
       return try outcome.get()
     }
-    let coroutine = try CoroutineContext.requireCurrent()
+    let coroutine = try CoroutineHandle.current()
     while true {
       var waiter: ChannelWaiter<Element>?
       do {
@@ -50,7 +51,7 @@ extension CoChannel {
   /// - Returns: `true` if the element was handed to a receiver or buffered; `false` if the
   ///   buffer is full (or, for `.none`, no receiver waits), or the channel is closed or
   ///   cancelled.
-  @discardableResult
+  @inlinable @discardableResult
   public func offer(_ element: Element) -> Bool {
     let outcome = locked { state, effects in state.sendNow(element, &effects) }
     if case .success = outcome { return true }

@@ -45,7 +45,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case conflated
   }
 
-  let state: Mutex<ChannelState<Element>>
+  @usableFromInline let state: Mutex<ChannelState<Element>>
 
   /// The channel's buffer type.
   public let bufferType: BufferType
@@ -68,7 +68,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
   }
 
   /// Runs `body` with the state locked, then the effects it produced with the lock released.
-  @inline(__always)
+  @inlinable
   func locked<R>(_ body: (inout ChannelState<Element>, inout ChannelEffects<Element>) -> R) -> R {
     let (result, effects) = state.withLock { state in
       var effects = ChannelEffects<Element>()
@@ -82,10 +82,10 @@ public final class CoChannel<Element>: @unchecked Sendable {
   // MARK: Views
 
   /// The channel's send side: pass it to producers that must not receive.
-  public var sender: Sender { Sender(self) }
+  @inlinable public var sender: Sender { Sender(self) }
 
   /// The channel's receive side: pass it to consumers that must not send.
-  public var receiver: Receiver { Receiver(self) }
+  @inlinable public var receiver: Receiver { Receiver(self) }
 
   /// Both sides at once.
   ///

@@ -11,20 +11,20 @@
 /// `CoFutureError.canceled`. Safe to complete from any thread.
 public final class CoPromise<Value>: CoFuture<Value>, @unchecked Sendable {
   /// Creates a pending promise.
-  public override init() { super.init() }
+  @inlinable public override init() { super.init() }
 
   /// Completes the promise with `value`.
-  public func success(_ value: Value) { resolve(.success(value)) }
+  @inlinable public func success(_ value: Value) { resolve(.success(value)) }
 
   /// Completes the promise with `error`.
-  public func fail(_ error: any Error) { resolve(.failure(error)) }
+  @inlinable public func fail(_ error: any Error) { resolve(.failure(error)) }
 
   /// Completes the promise with `result`.
-  public func complete(with result: Result<Value, any Error>) { resolve(result) }
+  @inlinable public func complete(with result: Result<Value, any Error>) { resolve(result) }
 
   /// Completes the promise with `future`'s outcome when that future completes (at once if it
   /// has). Completing a promise with itself does nothing.
-  public func complete(with future: CoFuture<Value>) {
+  @inlinable public func complete(with future: CoFuture<Value>) {
     guard future !== self else { return }
     future.whenResolved { [self] in resolve($0) }
   }
@@ -32,5 +32,5 @@ public final class CoPromise<Value>: CoFuture<Value>, @unchecked Sendable {
 
 extension CoPromise where Value == Void {
   /// Completes a `CoPromise<Void>`.
-  public func success() { resolve(.success(())) }
+  @inlinable public func success() { resolve(.success(())) }
 }
