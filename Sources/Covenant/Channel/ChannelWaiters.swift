@@ -12,7 +12,7 @@
 /// exclusivity checks (`@exclusivity(unchecked)`), which would cost more than the hand-off.
 @usableFromInline
 final class ChannelWaiter<Element>: @unchecked Sendable {
-  @usableFromInline let waker: CoroutineResumer
+  @usableFromInline @exclusivity(unchecked) var waker: CoroutineResumer
   /// For a sender: the element to send (taken by the receiver). For a receiver: what it got.
   @usableFromInline @exclusivity(unchecked) var element: Element?
   /// Set instead of `element` when the channel was closed or cancelled.
@@ -23,6 +23,14 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   @inlinable init(waker: CoroutineResumer, element: Element? = nil) {
     self.waker = waker
     self.element = element
+  }
+
+  /// Makes a recycled waiter wait for `waker`, as if new.
+  @inlinable func reuse(waker: CoroutineResumer, element: Element?) {
+    self.waker = waker
+    self.element = element
+    error = nil
+    isDone = false
   }
 
   /// The outcome of a completed receive.

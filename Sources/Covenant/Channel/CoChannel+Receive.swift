@@ -18,7 +18,7 @@ extension CoChannel {
       var waiter: ChannelWaiter<Element>?
       do {
         try coroutine.suspend { waker in
-          let current = ChannelWaiter<Element>(waker: waker)
+          let current = makeWaiter(waker, element: nil)
           waiter = current
           let wakeSelf = locked { state, effects -> Bool in
             guard state.isReceiveReady else {
@@ -42,10 +42,16 @@ extension CoChannel {
           if wakeSelf { waker.wake() }
         }
       } catch {
-        if let waiter { locked { state, effects in state.remove(waiter, &effects) } }
+        if let waiter {
+          locked { state, effects in state.remove(waiter, &effects) }
+          recycle(waiter)
+        }
         throw error
       }
-      if let waiter, waiter.isDone { return try waiter.receiveResult.get() }
+      guard let waiter else { continue }
+      let outcome = waiter.isDone ? waiter.receiveResult : nil
+      recycle(waiter)
+      if let outcome { return try outcome.get() }
     }
   }
 

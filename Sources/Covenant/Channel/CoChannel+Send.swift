@@ -18,7 +18,7 @@ extension CoChannel {
       var waiter: ChannelWaiter<Element>?
       do {
         try coroutine.suspend { waker in
-          let current = ChannelWaiter(waker: waker, element: element)
+          let current = makeWaiter(waker, element: element)
           waiter = current
           let wakeSelf = locked { state, effects -> Bool in
             guard state.isSendReady else {
@@ -36,11 +36,17 @@ extension CoChannel {
           if wakeSelf { waker.wake() }
         }
       } catch {
-        if let waiter { locked { state, effects in state.remove(waiter, &effects) } }
+        if let waiter {
+          locked { state, effects in state.remove(waiter, &effects) }
+          recycle(waiter)
+        }
         throw error
       }
-      if let waiter, waiter.isDone {
-        if let error = waiter.error { throw error }
+      guard let waiter else { continue }
+      let (isDone, error) = (waiter.isDone, waiter.error)
+      recycle(waiter)
+      if isDone {
+        if let error { throw error }
         return
       }
     }

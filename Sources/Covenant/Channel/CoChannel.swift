@@ -47,6 +47,10 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   @usableFromInline let state: Mutex<ChannelState<Element>>
 
+  /// One waiter kept for reuse (retained, or nil), so that a coroutine that waits on this
+  /// channel again and again does not allocate and free a waiter each time.
+  @usableFromInline let spareWaiter = Atomic<UnsafeMutableRawPointer?>(nil)
+
   /// The channel's buffer type.
   public let bufferType: BufferType
 
@@ -59,6 +63,12 @@ public final class CoChannel<Element>: @unchecked Sendable {
       state = Mutex(ChannelState(capacity: Swift.max(0, capacity), isConflated: false))
     case .unlimited: state = Mutex(ChannelState(capacity: Int.max, isConflated: false))
     case .conflated: state = Mutex(ChannelState(capacity: 1, isConflated: true))
+    }
+  }
+
+  deinit {
+    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
+      Unmanaged<AnyObject>.fromOpaque(spare).release()
     }
   }
 
@@ -77,6 +87,28 @@ public final class CoChannel<Element>: @unchecked Sendable {
     }
     effects.run()
     return result.value
+  }
+
+  /// A waiter for the current coroutine's wait: the spare one if there is one.
+  @inlinable
+  func makeWaiter(_ waker: CoroutineResumer, element: Element?) -> ChannelWaiter<Element> {
+    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
+      let waiter = Unmanaged<ChannelWaiter<Element>>.fromOpaque(spare).takeRetainedValue()
+      waiter.reuse(waker: waker, element: element)
+      return waiter
+    }
+    return ChannelWaiter(waker: waker, element: element)
+  }
+
+  /// Keeps `waiter` for reuse. Only for a waiter that no queue holds any more and whose wait
+  /// is over (its result taken), so that nobody else can touch it.
+  @inlinable
+  func recycle(_ waiter: ChannelWaiter<Element>) {
+    waiter.element = nil
+    let raw = Unmanaged.passRetained(waiter).toOpaque()
+    if let old = spareWaiter.exchange(raw, ordering: .acquiringAndReleasing) {
+      Unmanaged<ChannelWaiter<Element>>.fromOpaque(old).release()
+    }
   }
 
   // MARK: Views
