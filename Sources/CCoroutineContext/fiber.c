@@ -55,6 +55,20 @@ void *__tsan_get_current_fiber(void);
 void *__tsan_create_fiber(unsigned flags);
 void __tsan_destroy_fiber(void *fiber);
 void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+#endif
+
+// A fiber record changes hands between threads through synchronisation TSan cannot see: the
+// Swift layer's reference counts (the last release, which destroys a finished fiber, may run
+// on any thread). Every switch out of a fiber releases the record and every resume or destroy
+// acquires it, which states that real happens-before edge to TSan.
+#if defined(COV_TSAN)
+#define COV_TSAN_HANDOVER_OUT(fiber) __tsan_release(fiber)
+#define COV_TSAN_HANDOVER_IN(fiber) __tsan_acquire(fiber)
+#else
+#define COV_TSAN_HANDOVER_OUT(fiber) ((void)0)
+#define COV_TSAN_HANDOVER_IN(fiber) ((void)0)
 #endif
 
 // MARK: - State
@@ -123,6 +137,7 @@ static void fiber_main(cov_transfer_t transfer) {
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
+  COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(NULL, fiber->resumer_bottom, fiber->resumer_size);
 #endif
@@ -169,6 +184,7 @@ void cov_fiber_resume(cov_fiber_t *fiber) {
     cov_overflow_handler_install();
     state->overflow_ready = true;
   }
+  COV_TSAN_HANDOVER_IN(fiber);
   if (__builtin_expect(fiber->running | fiber->finished, 0))
     misuse(fiber->running ? "cov_fiber_resume of a running fiber"
                           : "cov_fiber_resume of a finished fiber");
@@ -200,6 +216,7 @@ void cov_fiber_suspend(void) {
   state->current = fiber->previous;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
+  COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_TSAN)
   __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
 #endif
@@ -218,6 +235,7 @@ int cov_fiber_is_finished(const cov_fiber_t *fiber) { return fiber->finished; }
 
 void cov_fiber_destroy(cov_fiber_t *fiber) {
   if (!fiber) return;
+  COV_TSAN_HANDOVER_IN(fiber);
   if (fiber->running || (fiber->started && !fiber->finished))
     misuse("cov_fiber_destroy of a suspended or running fiber");
 #if defined(COV_TSAN)
