@@ -22,7 +22,7 @@ final class CoroutineSchedulerTests: XCTestCase {
   func testCoroutinesOnConcurrentQueue() {
     let (queue, key) = DispatchQueue.tagged("concurrent", attributes: .concurrent)
     let count = 200
-    let finished = Counter()
+    let finished = HitCounter()
     let done = expectation(description: "done")
     done.expectedFulfillmentCount = count
     for index in 0..<count {
@@ -100,7 +100,7 @@ final class CoroutineSchedulerTests: XCTestCase {
       DispatchQueue.global(), PerformingContext(),
     ]).value
     let count = 2_000
-    let total = Counter()
+    let total = HitCounter()
     let done = expectation(description: "done")
     done.expectedFulfillmentCount = count
     let all = UnsafeTransfer(schedulers)

@@ -51,7 +51,7 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 }
 
 /// A counter safe to bump from any thread.
-final class Counter: @unchecked Sendable {
+final class HitCounter: @unchecked Sendable {
   private let lock = NSLock()
   private var count = 0
   func increment() { lock.withLock { count += 1 } }
