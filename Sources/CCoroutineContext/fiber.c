@@ -137,12 +137,15 @@ static void fiber_main(cov_transfer_t transfer) {
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
+#if defined(COV_TSAN)
+  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+#endif
   COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(NULL, fiber->resumer_bottom, fiber->resumer_size);
 #endif
 #if defined(COV_TSAN)
-  __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
+  __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
   cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
   __builtin_trap();  // a finished fiber is never resumed
@@ -216,9 +219,12 @@ void cov_fiber_suspend(void) {
   state->current = fiber->previous;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
+#if defined(COV_TSAN)
+  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+#endif
   COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_TSAN)
-  __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
+  __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(&fiber->fake_stack, fiber->resumer_bottom, fiber->resumer_size);
