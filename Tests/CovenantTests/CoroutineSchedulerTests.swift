@@ -65,6 +65,18 @@ final class CoroutineSchedulerTests: XCTestCase {
     wait(for: [done], timeout: 5)
   }
 
+  func testCoroutineOnMainRunLoopWhileTestWaits() {
+    let done = expectation(description: "done")
+    RunLoop.main.startCoroutine {
+      XCTAssertTrue(Thread.isMainThread)
+      let value = try Promise<Int>(on: .global()) { 11 }.await()
+      XCTAssertEqual(value, 11)
+      XCTAssertTrue(Thread.isMainThread)
+      done.fulfill()
+    }
+    wait(for: [done], timeout: 5)
+  }
+
   func testUserDefinedSchedulerLikeManagedObjectContext() {
     let context = PerformingContext()
     let done = expectation(description: "done")
