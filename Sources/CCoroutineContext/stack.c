@@ -45,6 +45,13 @@
 #define MAP_ANONYMOUS MAP_ANON
 #endif
 
+// Dropping the pages of a stack returned to the system. macOS only reclaims with MADV_FREE.
+#if defined(__APPLE__) && defined(MADV_FREE)
+#define COV_MADV_DROP MADV_FREE
+#else
+#define COV_MADV_DROP MADV_DONTNEED
+#endif
+
 #if defined(COV_ASAN)
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
@@ -232,6 +239,13 @@ struct cov_slab {
   unsigned free_count;
   unsigned free_slots[SLAB_SLOTS];
 };
+
+// A child forked while another thread held the lock would deadlock on its first allocation.
+static void before_fork(void) { pthread_mutex_lock(&lock); }
+static void after_fork(void) { pthread_mutex_unlock(&lock); }
+__attribute__((constructor)) static void register_fork_handlers(void) {
+  pthread_atfork(before_fork, after_fork, after_fork);
+}
 
 static slab_class_t *classes;
 static size_t empty_slabs;                 // slabs with every slot free, kept mapped
@@ -426,7 +440,7 @@ static void flush_released(cov_stack_t *batch, size_t count) {
       end = (char *)batch[j].base + batch[j].size;
       j++;
     }
-    madvise(start, (size_t)(end - start), MADV_DONTNEED);
+    madvise(start, (size_t)(end - start), COV_MADV_DROP);
     i = j;
   }
   cov_slab_t *doomed[RELEASE_BATCH];
