@@ -95,6 +95,9 @@ struct cov_fiber {
 #endif
 };
 
+// The record sits below the top of the stack, 64-aligned: keep it within the documented 256 bytes.
+_Static_assert(sizeof(cov_fiber_t) + 63 <= 256, "fiber record too large");
+
 _Thread_local void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
 typedef struct {
@@ -104,7 +107,7 @@ typedef struct {
 
 static _Thread_local thread_state_t thread_state;
 
-static void misuse(const char *message) {
+static __attribute__((noreturn, cold)) void misuse(const char *message) {
   static const char prefix[] = "Covenant: fiber misuse: ";
   ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
   ignored = write(STDERR_FILENO, message, strlen(message));
