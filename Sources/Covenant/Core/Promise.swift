@@ -50,6 +50,10 @@ public final class Promise<Value>: @unchecked Sendable {
   }
 
   /// Creates a promise fulfilled with `value`, or rejected with the error `value` throws.
+  ///
+  /// Disfavored so that `Promise(future)` (a `CoFuture`) means the conversion, not a
+  /// `Promise<CoFuture<…>>`.
+  @_disfavoredOverload
   public init(_ value: @autoclosure () throws -> Value) {
     isInDispatchGroup = Atomic(false)
     do { cell = ResolutionCell(resolved: .success(try value())) } catch {
