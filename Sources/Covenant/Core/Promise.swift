@@ -62,10 +62,6 @@ public final class Promise<Value>: @unchecked Sendable {
   }
 
   /// Creates a promise rejected with `error`.
-  ///
-  /// Disfavoured so that, where `Value` itself conforms to `Error` (say, after
-  /// `extension String: Error {}`), `Promise("text")` is a fulfilled promise of that value.
-  @_disfavoredOverload
   public init(_ error: any Error) {
     isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: .failure(error))
