@@ -1,8 +1,83 @@
+// A small tour of Covenant: a promise pipeline on global queues (all, retry, timeout), then a
+// coroutine that awaits the same kind of work sequentially without blocking its queue.
 import Covenant
 import Dispatch
+import Foundation
+import Synchronization
 
 // Command-line programs do not run the main queue: chain on a global queue instead.
 DispatchQueue.promises = .global()
 
-let answer = Promise<Int>(on: .global()) { fulfill, _ in fulfill(42) }
-print("answer:", try awaitPromise(answer))
+final class FlakyService: Sendable {
+  /// Fails the first `failures` calls, then answers.
+  let failures: Int
+  private let calls = Mutex(0)
+
+  init(failures: Int) { self.failures = failures }
+
+  func fetch(_ name: String) -> Promise<String> {
+    let call = calls.withLock { count -> Int in
+      count += 1
+      return count
+    }
+    let failures = failures
+    return Promise<String>(on: .global()) { fulfill, reject in
+      if call <= failures {
+        reject(ExampleError.unavailable(name, attempt: call))
+      } else {
+        fulfill("\(name) (after \(call) call\(call == 1 ? "" : "s"))")
+      }
+    }
+  }
+}
+
+enum ExampleError: Error, CustomStringConvertible {
+  case unavailable(String, attempt: Int)
+  var description: String {
+    switch self {
+    case .unavailable(let name, let attempt): return "\(name) unavailable on attempt \(attempt)"
+    }
+  }
+}
+
+func step(_ text: String) { print("• \(text)") }
+
+// 1. Promises: three lookups in parallel, one of them flaky and retried, all under a timeout.
+step("promises: fetching profile, settings and feed in parallel")
+let flaky = FlakyService(failures: 2)
+let profile = Promise<String>(on: .global()) { "profile" }
+let settings = retry(attempts: 3, delay: 0.01) { flaky.fetch("settings") }
+let feed = Promise<String>(on: .global()) { "feed" }.delay(0.02)
+
+let page = all(profile, settings, feed)
+  .timeout(2)
+  .then { profile, settings, feed in "\(profile) + \(settings) + \(feed)" }
+do {
+  step("promises: page = \(try awaitPromise(page))")
+} catch {
+  step("promises: failed: \(error)")
+}
+
+// 2. Coroutines: the same kind of work written sequentially; `await` suspends the coroutine,
+//    the serial queue stays free for other work meanwhile.
+let queue = DispatchQueue(label: "example.coroutines")
+let finished = DispatchSemaphore(value: 0)
+queue.startCoroutine {
+  defer { finished.signal() }
+  do {
+    let user = try Promise<String>(on: .global()) { "ada" }.await()
+    step("coroutine: got user \(user)")
+    let score: Int = try Coroutine.await { callback in
+      DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { callback(user.count * 14) }
+    }
+    step("coroutine: callback API answered \(score)")
+    let report = try DispatchQueue.global().await { "report for \(user): \(score) points" }
+    step("coroutine: computed off-queue, now back on the serial queue")
+    step("coroutine: \(report)")
+  } catch {
+    step("coroutine: failed: \(error)")
+  }
+}
+finished.wait()
+
+step("all promises settled: \(waitForPromises(timeout: 5))")

@@ -2,12 +2,60 @@ import Dispatch
 
 /// The single place where promise blocks are handed to dispatch queues.
 ///
-/// Every observer and work block goes through `DispatchGroup.promises`, so
-/// `waitForPromises(timeout:)` sees it.
+/// Every observer and work block belongs to `DispatchGroup.promises` from the moment it is
+/// handed over until it has run, so `waitForPromises(timeout:)` sees it. A block for the queue
+/// whose task is running on this thread goes into that task's hand-off slot (`SchedulerTurn`):
+/// it runs after the current block, on the same queue, without a new `async`.
+@usableFromInline
 enum PromiseDispatch {
-  static func async(on queue: DispatchQueue, _ block: @escaping () -> Void) {
-    let work = UncheckedSendable(block)
-    queue.async(group: .promises) { work.value() }
+  @usableFromInline static func async(on queue: DispatchQueue, _ block: @escaping () -> Void) {
+    DispatchGroup.promises.enter()
+    let item = TurnItem.block(queue, block)
+    if SchedulerTurn.handOff(item, to: ObjectIdentifier(queue)) { return }
+    enqueue(item, on: queue)
+  }
+
+  /// Dispatches a turn that starts with `item` (which has already entered the group).
+  static func enqueue(_ item: TurnItem, on queue: DispatchQueue) {
+    let item = UncheckedSendable(item)
+    queue.async { SchedulerTurn.run(on: ObjectIdentifier(queue), item.value) }
+  }
+
+  /// Runs `block` on `queue` once `interval` seconds have passed (negative or NaN: at once).
+  ///
+  /// When `grouped` (the default), the wait and the block belong to `DispatchGroup.promises`,
+  /// and `block` is released before the group is left. A timer that must not hold
+  /// `waitForPromises(timeout:)` up passes `false` (the `timeout` operator's: it only matters
+  /// while its promise is pending, and a pending promise is in the group anyway).
+  static func asyncAfter(
+    _ interval: Double, on queue: DispatchQueue, grouped: Bool = true,
+    _ block: @escaping () -> Void
+  ) {
+    let seconds = interval > 0 ? min(interval, 1e9) : 0  // also maps NaN to 0
+    let deadline = DispatchTime.now() + seconds
+    guard grouped else {
+      let work = UncheckedSendable(block)
+      queue.asyncAfter(deadline: deadline) { work.value() }
+      return
+    }
+    let work = RunOnce(block)
+    DispatchGroup.promises.enter()
+    queue.asyncAfter(deadline: deadline) {
+      work.run()
+      DispatchGroup.promises.leave()
+    }
+  }
+}
+
+/// A block run once and released right after, before whoever ran it signals completion.
+/// `@unchecked Sendable`: set at creation, then read and cleared once by the queue that runs it.
+private final class RunOnce: @unchecked Sendable {
+  private var block: (() -> Void)?
+  init(_ block: @escaping () -> Void) { self.block = block }
+  func run() {
+    let block = self.block
+    self.block = nil
+    block?()
   }
 }
 
@@ -15,7 +63,8 @@ enum PromiseDispatch {
 ///
 /// Promise values and blocks cross threads by design (they are dispatched to the queue the
 /// caller chose); this is the one place that says so.
+@usableFromInline
 struct UncheckedSendable<T>: @unchecked Sendable {
-  let value: T
-  init(_ value: T) { self.value = value }
+  @usableFromInline let value: T
+  @inlinable init(_ value: T) { self.value = value }
 }

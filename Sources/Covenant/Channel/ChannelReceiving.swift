@@ -1,0 +1,45 @@
+/// What a `CoChannel.Receiver` reads from: the channel itself, or a mapped view of another
+/// receiver. (A protocol rather than subclasses, so that `Receiver` stays a final class.)
+protocol ChannelReceiving<Element>: AnyObject, Sendable {
+  associatedtype Element
+  func receiverBufferType<T>(as type: T.Type) -> CoChannel<T>.BufferType
+  func awaitReceive() throws -> Element
+  func receiveFuture() -> CoFuture<Element>
+  func poll() -> Element?
+  func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void)
+  var count: Int { get }
+  var isEmpty: Bool { get }
+  var isClosed: Bool { get }
+  func cancel()
+  var isCanceled: Bool { get }
+  func whenCanceled(_ callback: @escaping @Sendable () -> Void)
+  func whenComplete(_ callback: @escaping () -> Void)
+  /// A `select` receive case for this source.
+  func selectCase<Output>(
+    _ body: @escaping (Result<Element, CoChannelError>) throws -> Output
+  ) -> any SelectCase<Output>
+}
+
+extension CoChannel: ChannelReceiving {
+  func receiverBufferType<T>(as type: T.Type) -> CoChannel<T>.BufferType {
+    bufferType.converted()
+  }
+
+  func selectCase<Output>(
+    _ body: @escaping (Result<Element, CoChannelError>) throws -> Output
+  ) -> any SelectCase<Output> {
+    ReceiveCase(self, body)
+  }
+}
+
+extension CoChannel.BufferType {
+  /// The same buffer type, as seen through a channel of another element type.
+  func converted<T>() -> CoChannel<T>.BufferType {
+    switch self {
+    case .none: return .none
+    case .buffered(let capacity): return .buffered(capacity: capacity)
+    case .unlimited: return .unlimited
+    case .conflated: return .conflated
+    }
+  }
+}

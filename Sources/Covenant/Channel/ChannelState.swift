@@ -1,0 +1,244 @@
+/// Where a channel is in its life.
+enum ChannelPhase {
+  case open
+  /// No more sends; receivers drain what was sent before.
+  case closed
+  /// Everything dropped; every operation fails with `canceled`.
+  case canceled
+}
+
+/// Everything a channel guards with its one mutex, and the operations on it. Every method runs
+/// with the lock held; what must happen after unlocking (wakes, callbacks) goes into
+/// `ChannelEffects`.
+///
+/// Invariants (ignoring stale waiters, which are skipped and dropped when met):
+/// - receivers wait only while the buffer is empty and no sender waits;
+/// - senders wait only while the buffer is full (always, for a rendezvous channel) and no
+///   receiver waits; `.unlimited` and `.conflated` never have waiting senders.
+///
+/// `@unchecked Sendable`: only ever touched inside the channel's mutex.
+struct ChannelState<Element>: @unchecked Sendable {
+  /// Buffer slots: 0 for a rendezvous channel, `Int.max` for an unlimited one.
+  let capacity: Int
+  let isConflated: Bool
+
+  var buffer: RingBuffer<Element>
+  var senders = RingBuffer<SendEntry<Element>>()
+  var receivers = RingBuffer<ReceiveEntry<Element>>()
+  var phase = ChannelPhase.open
+  /// Whether the `whenComplete` callbacks have run (cancelled, or closed and drained).
+  var isComplete = false
+  var completionCallbacks: [() -> Void] = []
+  var cancelCallbacks: [() -> Void] = []
+
+  init(capacity: Int, isConflated: Bool) {
+    self.capacity = capacity
+    self.isConflated = isConflated
+    buffer = RingBuffer(capacity: capacity == Int.max ? 0 : capacity)
+  }
+
+  // MARK: Readiness (may be optimistic: a waiting peer can turn out stale)
+
+  /// Whether a receive would complete now (with an element or an error).
+  var isReceiveReady: Bool { phase != .open || !buffer.isEmpty || !senders.isEmpty }
+
+  /// Whether a send would complete now (delivered, buffered, or refused with an error).
+  var isSendReady: Bool {
+    phase != .open || !receivers.isEmpty || isConflated || buffer.count < capacity
+  }
+
+  /// Elements a receiver could get without waiting: buffered, plus those of waiting senders.
+  var count: Int { buffer.count + senders.count }
+
+  // MARK: Receiving
+
+  /// A receive that does not wait: an element, an error, or `nil` when it would have to wait.
+  mutating func receiveNow(_ effects: inout ChannelEffects<Element>)
+    -> Result<Element, CoChannelError>?
+  {
+    if phase == .canceled { return .failure(.canceled) }
+    if let element = buffer.popFirst() {
+      // A slot opened: the first waiting sender's element takes it (FIFO).
+      if let refill = takeFromSender(&effects) { buffer.append(refill) }
+      completeIfDrained(&effects)
+      return .success(element)
+    }
+    if let element = takeFromSender(&effects) {
+      completeIfDrained(&effects)
+      return .success(element)
+    }
+    if phase == .closed {
+      completeIfDrained(&effects)
+      return .failure(.closed)
+    }
+    return nil
+  }
+
+  /// Takes the element of the first live waiting sender, claiming and scheduling the wake of
+  /// its coroutine; stale senders met on the way are dropped.
+  private mutating func takeFromSender(_ effects: inout ChannelEffects<Element>) -> Element? {
+    while let entry = senders.popFirst() {
+      switch entry {
+      case .waiter(let waiter):
+        guard waiter.waker.claim() else { continue }
+        let element = waiter.element.take()
+        waiter.isDone = true
+        effects.add(.waker(waiter.waker))
+        return element
+      case .element(let element):
+        return element
+      }
+    }
+    return nil
+  }
+
+  // MARK: Sending
+
+  /// A send that does not wait: `.success` when delivered or buffered, `.failure` when the
+  /// channel refuses it, `nil` when it would have to wait. The element is consumed only on
+  /// success.
+  mutating func sendNow(_ element: Element, _ effects: inout ChannelEffects<Element>)
+    -> Result<Void, CoChannelError>?
+  {
+    switch phase {
+    case .canceled: return .failure(.canceled)
+    case .closed: return .failure(.closed)
+    case .open: break
+    }
+    if !receivers.isEmpty, deliver(element, &effects) { return .success(()) }
+    if isConflated {
+      if let old = buffer.popFirst() { effects.dropped.append(old) }
+      buffer.append(element)
+      return .success(())
+    }
+    if buffer.count < capacity {
+      buffer.append(element)
+      return .success(())
+    }
+    return nil
+  }
+
+  /// Gives `element` to the first live waiting receiver; false (element not consumed) if there
+  /// is none. Stale receivers met on the way are dropped.
+  private mutating func deliver(_ element: Element, _ effects: inout ChannelEffects<Element>)
+    -> Bool
+  {
+    while let entry = receivers.popFirst() {
+      switch entry {
+      case .waiter(let waiter):
+        guard waiter.waker.claim() else { continue }
+        waiter.element = element
+        waiter.isDone = true
+        effects.add(.waker(waiter.waker))
+        return true
+      case .callback(let callback):
+        effects.add(.callback(callback, .success(element)))
+        return true
+      case .future(let future):
+        // Completing the cell is the claim: a cancelled future refuses it.
+        guard let observers = future.cell.resolve(.success(element)) else { continue }
+        effects.add(.observers(observers, .success(element)))
+        return true
+      }
+    }
+    return false
+  }
+
+  /// Queues the value of a `sendFuture` future when it found no room.
+  mutating func enqueueElement(_ element: Element) { senders.append(.element(element)) }
+
+  // MARK: Waiters leaving
+
+  /// Removes `waiter` from whichever queue it is in (a cancelled await or a losing select case).
+  mutating func remove(_ waiter: ChannelWaiter<Element>, _ effects: inout ChannelEffects<Element>) {
+    let removedSender = senders.removeFirst { entry in
+      if case .waiter(let other) = entry { return other === waiter }
+      return false
+    }
+    if removedSender {
+      completeIfDrained(&effects)
+    } else {
+      receivers.removeFirst { entry in
+        if case .waiter(let other) = entry { return other === waiter }
+        return false
+      }
+    }
+  }
+
+  /// Removes a cancelled `receiveFuture` future from the receivers.
+  mutating func removeReceiver(future identity: ObjectIdentifier) {
+    receivers.removeFirst { entry in
+      if case .future(let future) = entry { return ObjectIdentifier(future) == identity }
+      return false
+    }
+  }
+
+  // MARK: Close and cancel
+
+  /// Closes an open channel: waiting receivers (there are some only when nothing is left to
+  /// receive) fail with `closed`; waiting senders stay, their elements still to be received.
+  mutating func close(_ effects: inout ChannelEffects<Element>) -> Bool {
+    guard phase == .open else { return false }
+    phase = .closed
+    if buffer.isEmpty {
+      failReceivers(with: .closed, &effects)
+    }
+    completeIfDrained(&effects)
+    return true
+  }
+
+  /// Cancels the channel: drops the buffer and every waiting element, fails every waiter with
+  /// `canceled`, and makes the `whenCanceled` and (if not yet run) `whenComplete` callbacks due.
+  mutating func cancel(_ effects: inout ChannelEffects<Element>) {
+    guard phase != .canceled else { return }
+    phase = .canceled
+    effects.dropped.append(contentsOf: buffer.removeAll())
+    failReceivers(with: .canceled, &effects)
+    while let entry = senders.popFirst() {
+      switch entry {
+      case .waiter(let waiter):
+        guard waiter.waker.claim() else { continue }
+        waiter.error = .canceled
+        waiter.isDone = true
+        effects.add(.waker(waiter.waker))
+      case .element(let element):
+        effects.dropped.append(element)
+      }
+    }
+    effects.callbacks.append(contentsOf: cancelCallbacks)
+    cancelCallbacks = []
+    if !isComplete {
+      isComplete = true
+      effects.callbacks.append(contentsOf: completionCallbacks)
+      completionCallbacks = []
+    }
+  }
+
+  private mutating func failReceivers(
+    with error: CoChannelError, _ effects: inout ChannelEffects<Element>
+  ) {
+    while let entry = receivers.popFirst() {
+      switch entry {
+      case .waiter(let waiter):
+        guard waiter.waker.claim() else { continue }
+        waiter.error = error
+        waiter.isDone = true
+        effects.add(.waker(waiter.waker))
+      case .callback(let callback):
+        effects.add(.callback(callback, .failure(error)))
+      case .future(let future):
+        guard let observers = future.cell.resolve(.failure(error)) else { continue }
+        effects.add(.observers(observers, .failure(error)))
+      }
+    }
+  }
+
+  /// A closed channel with nothing left to receive is complete: its `whenComplete` callbacks
+  /// become due, once.
+  mutating func completeIfDrained(_ effects: inout ChannelEffects<Element>) {
+    guard phase == .closed, !isComplete, buffer.isEmpty, senders.isEmpty else { return }
+    isComplete = true
+    effects.callbacks.append(contentsOf: completionCallbacks)
+    completionCallbacks = []
+  }
+}

@@ -1,0 +1,25 @@
+extension CoChannel {
+  /// Receives the channel's elements one by one with `awaitReceive()`; itself a sequence, so
+  /// `for value in channel.makeIterator() { … }` works inside a coroutine.
+  ///
+  /// Iteration suspends the coroutine while no element is ready, and ends when the channel is
+  /// closed and drained or cancelled — and also when the coroutine is cancelled, or (outside a
+  /// coroutine) as soon as no element is ready. Single pass; thread-safe like the channel.
+  public struct Iterator: IteratorProtocol, Sequence {
+    let receiver: Receiver
+
+    init(_ receiver: Receiver) { self.receiver = receiver }
+
+    /// The next element, or `nil` when iteration ends.
+    public mutating func next() -> Element? { try? receiver.awaitReceive() }
+  }
+
+  /// An iterator (and single-pass sequence) of the elements received from this channel.
+  ///
+  /// ```swift
+  /// DispatchQueue.main.startCoroutine {
+  ///   for value in channel.makeIterator() { print(value) }   // until closed and drained
+  /// }
+  /// ```
+  public func makeIterator() -> Iterator { Iterator(receiver) }
+}

@@ -1,0 +1,95 @@
+extension CoChannel {
+  /// Receives the next element, suspending the calling coroutine until there is one. Returns
+  /// at once, even outside a coroutine, when an element is ready.
+  ///
+  /// Receivers that have to wait are served in FIFO order.
+  /// - Throws: `CoChannelError.closed` once the channel is closed and everything sent before
+  ///   has been received; `CoChannelError.canceled` if it is cancelled;
+  ///   `CoroutineError.canceled` if the coroutine is cancelled while waiting (nothing is
+  ///   consumed); `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a
+  ///   coroutine.
+  public func awaitReceive() throws -> Element {
+    if let outcome = locked({ state, effects in state.receiveNow(&effects) }) {
+      return try outcome.get()
+    }
+    let coroutine = try CoroutineContext.requireCurrent()
+    while true {
+      var waiter: ChannelWaiter<Element>?
+      do {
+        try coroutine.suspend { waker in
+          let current = ChannelWaiter<Element>(waker: waker)
+          waiter = current
+          let wakeSelf = locked { state, effects -> Bool in
+            guard state.isReceiveReady else {
+              state.receivers.append(.waiter(current))
+              return false
+            }
+            // Ready after all: complete it ourselves, but only if a cancel has not won.
+            guard waker.claim() else { return false }
+            switch state.receiveNow(&effects) {
+            case .success(let element):
+              current.element = element
+              current.isDone = true
+            case .failure(let error):
+              current.error = error
+              current.isDone = true
+            case nil:
+              break  // every waiting sender was stale: go round again
+            }
+            return true
+          }
+          if wakeSelf { waker.wake() }
+        }
+      } catch {
+        if let waiter { locked { state, effects in state.remove(waiter, &effects) } }
+        throw error
+      }
+      if let waiter, waiter.isDone { return try waiter.receiveResult.get() }
+    }
+  }
+
+  /// Receives an element if one is ready, without waiting; `nil` otherwise (also when the
+  /// channel is closed and drained, or cancelled).
+  public func poll() -> Element? {
+    let outcome = locked { state, effects in state.receiveNow(&effects) }
+    if case .success(let element) = outcome { return element }
+    return nil
+  }
+
+  /// Calls `callback` with the next element, or with the error that ends receiving
+  /// (`.closed` after close and drain, `.canceled`). The callback takes its turn among
+  /// waiting receivers; it runs on the thread that delivers the element (at once if one is
+  /// ready).
+  @preconcurrency
+  public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
+    let ready = locked { state, effects -> Result<Element, CoChannelError>? in
+      let outcome = state.receiveNow(&effects)
+      if outcome == nil { state.receivers.append(.callback(callback)) }
+      return outcome
+    }
+    if let ready { callback(ready) }
+  }
+
+  /// A future of the next element: it completes with the element, or fails with
+  /// `CoChannelError.closed` / `.canceled`. Cancelling the future gives up its turn without
+  /// consuming anything.
+  public func receiveFuture() -> CoFuture<Element> {
+    let future = CoPromise<Element>()
+    let ready = locked { state, effects -> Result<Element, CoChannelError>? in
+      let outcome = state.receiveNow(&effects)
+      if outcome == nil { state.receivers.append(.future(future)) }
+      return outcome
+    }
+    if let ready {
+      future.complete(with: ready.mapError { $0 })
+    } else {
+      let identity = ObjectIdentifier(future)
+      future.whenResolved { [weak self] result in
+        if result.isCoFutureCancellation {
+          self?.state.withLock { $0.removeReceiver(future: identity) }
+        }
+      }
+    }
+    return future
+  }
+}

@@ -1,0 +1,8 @@
+/// Why a channel operation could not complete.
+public enum CoChannelError: Error, Equatable, Sendable {
+  /// The channel was closed: sending is refused, and receiving fails once everything sent
+  /// before the close has been received.
+  case closed
+  /// The channel was cancelled: its buffer was dropped and every operation fails.
+  case canceled
+}

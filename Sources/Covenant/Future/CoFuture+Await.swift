@@ -1,0 +1,34 @@
+import Dispatch
+
+extension CoFuture {
+  /// Inside a coroutine: suspends it until the future completes, then returns the value or
+  /// throws the error. Returns (or throws) at once when the future is already complete, even
+  /// outside a coroutine.
+  ///
+  /// ```swift
+  /// DispatchQueue.main.startCoroutine {
+  ///   let image = try downloadImage(url).await()   // the main thread keeps running meanwhile
+  ///   imageView.image = image
+  /// }
+  /// ```
+  /// - Throws: the future's error (`CoFutureError.canceled` if it was cancelled);
+  ///   `CoroutineError.calledOutsideCoroutine` when it is pending and this is not a coroutine;
+  ///   `CoroutineError.canceled` when the coroutine is cancelled while waiting.
+  public func await() throws -> Value {
+    if let result = cell.result { return try result.get() }
+    let coroutine = try CoroutineContext.requireCurrent()
+    try coroutine.suspend { waker in whenResolved { _ in waker.resume() } }
+    return try cell.result!.get()
+  }
+
+  /// Like `await()`, but gives up after `timeout`, throwing `CoFutureError.timeout`. The future
+  /// itself is not cancelled and may still complete later. A negative timeout counts as zero.
+  public func await(timeout: DispatchTimeInterval) throws -> Value {
+    if let result = cell.result { return try result.get() }
+    let coroutine = try CoroutineContext.requireCurrent()
+    try coroutine.suspendUntil(timeout: timeout) { waker in
+      whenResolved { _ in waker.resume() }
+    }
+    return try cell.result!.get()
+  }
+}
