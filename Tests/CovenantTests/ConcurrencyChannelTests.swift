@@ -89,3 +89,24 @@ final class ConcurrencyChannelTests: XCTestCase {
     XCTAssertEqual(count, 1)
   }
 }
+
+final class ConcurrencyChannelSequenceTests: XCTestCase {
+  func testChannelItselfIsAnAsyncSequence() async {
+    let channel = CoChannel<String>(bufferType: .conflated)
+    channel.offer("old")
+    channel.offer("new")
+    channel.close()
+    var received: [String] = []
+    for await value in channel { received.append(value) }
+    XCTAssertEqual(received, ["new"])
+  }
+
+  func testMappedReceiverIsAnAsyncSequence() async {
+    let channel = CoChannel<Int>()
+    for value in 1...3 { channel.offer(value) }
+    channel.close()
+    var received: [String] = []
+    for await value in channel.map({ "#\($0)" }) { received.append(value) }
+    XCTAssertEqual(received, ["#1", "#2", "#3"])
+  }
+}
