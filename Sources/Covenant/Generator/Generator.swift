@@ -127,6 +127,9 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
   public var isFinished: Bool { control.pointee.phase == .finished }
 
   /// The shared step of `next()` and `nextElement()`.
+  ///
+  /// Misuse stops the process with `fatalError` rather than `preconditionFailure`, whose
+  /// message optimized builds do not print.
   @inlinable
   func advance() -> Element? {
     let control = self.control
@@ -138,7 +141,7 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
     case .finished:
       return nil
     case .running, .dropping:
-      preconditionFailure(
+      fatalError(
         "Covenant.Generator.next() called from inside the generator's own body (re-entrant next)")
     }
     control.pointee.phase = .running
@@ -176,11 +179,11 @@ func generatorYield<Element>(
   case .running:
     break
   case .dropping:
-    preconditionFailure(
+    fatalError(
       "Covenant.Generator body called yield after its generator was dropped: it caught the error thrown by yield; let that error propagate"
     )
   case .initial, .suspended, .finished:
-    preconditionFailure("Covenant.Generator yield called outside its generator's body")
+    fatalError("Covenant.Generator yield called outside its generator's body")
   }
   control.pointee.element = element
   control.pointee.phase = .suspended
