@@ -34,7 +34,7 @@ struct Effort {
   var repetitions: Int { quick ? 5 : 11 }
   /// Untimed runs per side before the timed ones.
   var warmups: Int { quick ? 1 : 2 }
-  /// Scales an iteration count down in quick mode (never below `minimum`).
+  /// The full count, or the smaller one in quick mode.
   func scaled(_ full: Int, quick quickCount: Int) -> Int { quick ? quickCount : full }
 }
 
@@ -50,8 +50,9 @@ struct Comparison {
 /// Measures two workloads against each other. Each closure runs one repetition and returns
 /// nanoseconds per operation. Repetitions alternate (C B, B C, C B, …) so that slow phases of a
 /// shared machine hit both sides alike; the result holds each side's median.
+/// `repetitions` overrides the effort's count for workloads made of many short blocks.
 func compare(
-  _ effort: Effort, covenant: () -> Double, baseline: () -> Double
+  _ effort: Effort, repetitions: Int? = nil, covenant: () -> Double, baseline: () -> Double
 ) -> Comparison {
   for _ in 0..<effort.warmups {
     _ = covenant()
@@ -59,7 +60,7 @@ func compare(
   }
   var c: [Double] = []
   var b: [Double] = []
-  for rep in 0..<effort.repetitions {
+  for rep in 0..<(repetitions ?? effort.repetitions) {
     if rep % 2 == 0 {
       c.append(covenant())
       b.append(baseline())

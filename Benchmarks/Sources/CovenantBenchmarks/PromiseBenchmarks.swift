@@ -9,13 +9,18 @@ import NIOPosix
 /// (google/promises' benchmark), against a bare `async` on the same queue. Each iteration
 /// creates a fulfilled promise, chains a `then` on the serial queue whose block signals a
 /// semaphore, and waits on the semaphore; the baseline does `queue.async { signal }` + wait.
+///
+/// Each iteration is dominated by two thread wake-ups, whose latency on a shared machine varies
+/// by an order of magnitude from second to second; so the iterations are measured in many short
+/// blocks that alternate between the two sides, and each side's figure is its median block.
 func benchP1(_ effort: Effort) {
-  let iterations = effort.scaled(20_000, quick: 5_000)
+  let iterations = 200
+  let blocks = effort.scaled(201, quick: 61)
   let queue = DispatchQueue(label: "bench.p1")
   let semaphore = DispatchSemaphore(value: 0)
 
   let result = compare(
-    effort,
+    effort, repetitions: blocks,
     covenant: {
       timePerOp(iterations) {
         for i in 0..<iterations {
@@ -50,7 +55,7 @@ func benchP2(_ effort: Effort) {
   promises.reserveCapacity(count)
 
   let result = compare(
-    effort,
+    effort, repetitions: effort.scaled(21, quick: 11),
     covenant: {
       timePerOp(count) {
         for _ in 0..<count {
