@@ -14,6 +14,10 @@ cov_fcontext_t cov_make_fcontext_hidden(void *stack_top, size_t size,
                                         void (*entry)(cov_transfer_t))
     __attribute__((visibility("hidden")));
 
+// Like cov_jump_fcontext, but also stores the context being left to *save before jumping.
+cov_transfer_t cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
+    __attribute__((visibility("hidden")));
+
 // Async-signal-safe: whether `address` lies in the guard region of a stack this allocator has
 // handed out (best effort: slabs and registered individual stacks); sets *stack_size if so.
 int cov_stack_guard_lookup(uintptr_t address, size_t *stack_size)

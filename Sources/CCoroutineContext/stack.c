@@ -110,6 +110,23 @@ static int install_guard_marker(void *address, size_t length) {
 #endif
 }
 
+// Emulators (qemu-user) accept unknown madvise advice and do nothing, so check that the marker
+// really refuses access: the kernel reading from a guarded page for write(2) must fail with EFAULT.
+static int verify_guard(void *guarded) {
+#if defined(__linux__)
+  int fds[2];
+  if (pipe(fds) != 0) return errno;
+  ssize_t written = write(fds[1], guarded, 1);
+  int result = written < 0 && errno == EFAULT ? 0 : EINVAL;
+  close(fds[0]);
+  close(fds[1]);
+  return result;
+#else
+  (void)guarded;
+  return EINVAL;
+#endif
+}
+
 static bool guard_markers_supported(void) {
   int state = atomic_load_explicit(&guard_markers, memory_order_acquire);
   if (state >= 0) return state == 1;
@@ -119,6 +136,7 @@ static bool guard_markers_supported(void) {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (probe == MAP_FAILED) return false;  // undecided; try again next time
   int result = install_guard_marker(probe, page);
+  if (result == 0) result = verify_guard(probe);
   munmap(probe, 2 * page);
   state = result == 0 ? 1 : 0;
   atomic_store_explicit(&guard_markers, state, memory_order_release);

@@ -83,6 +83,55 @@ COV_SYM(cov_jump_fcontext_hidden):
   .size cov_jump_fcontext_hidden, . - cov_jump_fcontext_hidden
 #endif
 
+// cov_transfer_t cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
+// (private, for fiber.c): the same switch, but the context we leave is also stored to *save
+// before the jump. Same frame layout, so contexts made or saved by either function can be
+// resumed by either. fiber.c tail-calls it (see switch_x86_64.S).
+  .globl COV_SYM(cov_fiber_switch_hidden)
+#if defined(__APPLE__)
+  .private_extern COV_SYM(cov_fiber_switch_hidden)
+#else
+  .hidden cov_fiber_switch_hidden
+  .type cov_fiber_switch_hidden, %function
+#endif
+  .p2align 4
+COV_SYM(cov_fiber_switch_hidden):
+  COV_BTI_C
+  sub     sp, sp, #0xa0
+  stp     d8,  d9,  [sp, #0x00]
+  stp     d10, d11, [sp, #0x10]
+  stp     d12, d13, [sp, #0x20]
+  stp     d14, d15, [sp, #0x30]
+  stp     x19, x20, [sp, #0x40]
+  stp     x21, x22, [sp, #0x50]
+  stp     x23, x24, [sp, #0x60]
+  stp     x25, x26, [sp, #0x70]
+  stp     x27, x28, [sp, #0x80]
+  stp     x29, x30, [sp, #0x90]
+
+  mov     x3, sp
+  str     x3, [x0]               // *save = the context we leave
+  mov     sp, x1
+
+  ldp     d8,  d9,  [sp, #0x00]
+  ldp     d10, d11, [sp, #0x10]
+  ldp     d12, d13, [sp, #0x20]
+  ldp     d14, d15, [sp, #0x30]
+  ldp     x19, x20, [sp, #0x40]
+  ldp     x21, x22, [sp, #0x50]
+  ldp     x23, x24, [sp, #0x60]
+  ldp     x25, x26, [sp, #0x70]
+  ldp     x27, x28, [sp, #0x80]
+  ldp     x29, x30, [sp, #0x90]
+  add     sp, sp, #0xa0
+
+  mov     x0, x3                 // x0:x1 = {from, data}
+  mov     x1, x2
+  ret
+#if !defined(__APPLE__)
+  .size cov_fiber_switch_hidden, . - cov_fiber_switch_hidden
+#endif
+
   .globl COV_SYM(cov_make_fcontext)
   .globl COV_SYM(cov_make_fcontext_hidden)
 #if defined(__APPLE__)
@@ -129,8 +178,6 @@ cov_fcontext_trampoline:
 #endif
 
 #if !defined(__APPLE__)
-  .section .note.GNU-stack, "", %progbits
-
 #if (defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT) || \
     (defined(__ARM_FEATURE_PAC_DEFAULT) && __ARM_FEATURE_PAC_DEFAULT)
 #if defined(__ARM_FEATURE_BTI_DEFAULT) && __ARM_FEATURE_BTI_DEFAULT
@@ -158,3 +205,9 @@ cov_fcontext_trampoline:
 #endif
 
 #endif /* __aarch64__ */
+
+/* Non-executable stack, on ELF, for every architecture (an empty object built from this file on
+   another architecture still needs the note, or the linker assumes an executable stack). */
+#if defined(__ELF__)
+  .section .note.GNU-stack, "", %progbits
+#endif

@@ -92,6 +92,53 @@ COV_SYM(cov_jump_fcontext_hidden):
   .size cov_jump_fcontext_hidden, . - cov_jump_fcontext_hidden
 #endif
 
+/* cov_transfer_t cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
+   (private, for fiber.c): the same switch, but the context we leave is also stored to *save
+   before the jump. Same frame layout, so contexts made or saved by either function can be
+   resumed by either. fiber.c tail-calls it, so a fiber's resume/suspend never execute a `ret`
+   whose return-stack prediction is wrong after the stack switch. */
+  .globl COV_SYM(cov_fiber_switch_hidden)
+#if defined(__APPLE__)
+  .private_extern COV_SYM(cov_fiber_switch_hidden)
+#else
+  .hidden cov_fiber_switch_hidden
+  .type cov_fiber_switch_hidden, @function
+#endif
+  .p2align 4
+COV_SYM(cov_fiber_switch_hidden):
+  COV_ENDBR
+  leaq    -0x38(%rsp), %rsp
+  stmxcsr (%rsp)
+  fnstcw  0x4(%rsp)
+  movq    %r12, 0x08(%rsp)
+  movq    %r13, 0x10(%rsp)
+  movq    %r14, 0x18(%rsp)
+  movq    %r15, 0x20(%rsp)
+  movq    %rbx, 0x28(%rsp)
+  movq    %rbp, 0x30(%rsp)
+
+  movq    %rsp, (%rdi)           /* *save = the context we leave */
+  movq    %rsp, %rax
+  movq    %rsi, %rsp
+
+  movq    0x38(%rsp), %r8
+  ldmxcsr (%rsp)
+  fldcw   0x4(%rsp)
+  movq    0x08(%rsp), %r12
+  movq    0x10(%rsp), %r13
+  movq    0x18(%rsp), %r14
+  movq    0x20(%rsp), %r15
+  movq    0x28(%rsp), %rbx
+  movq    0x30(%rsp), %rbp
+  leaq    0x40(%rsp), %rsp
+
+  movq    %rax, %rdi             /* {from, data} in rax:rdx and rdi:rsi */
+  movq    %rdx, %rsi
+  COV_NOTRACK jmp *%r8
+#if !defined(__APPLE__)
+  .size cov_fiber_switch_hidden, . - cov_fiber_switch_hidden
+#endif
+
   .globl COV_SYM(cov_make_fcontext)
   .globl COV_SYM(cov_make_fcontext_hidden)
 #if defined(__APPLE__)
@@ -141,8 +188,6 @@ cov_fcontext_trampoline:
 #endif
 
 #if !defined(__APPLE__)
-  .section .note.GNU-stack, "", @progbits
-
 #if defined(__CET__) && (__CET__ & 1)
   /* NT_GNU_PROPERTY_TYPE_0: GNU_PROPERTY_X86_FEATURE_1_AND = IBT (never SHSTK, see above). */
   .section .note.gnu.property, "a"
@@ -159,3 +204,9 @@ cov_fcontext_trampoline:
 #endif
 
 #endif /* __x86_64__ */
+
+/* Non-executable stack, on ELF, for every architecture (an empty object built from this file on
+   another architecture still needs the note, or the linker assumes an executable stack). */
+#if defined(__ELF__)
+  .section .note.GNU-stack, "", %progbits
+#endif

@@ -1,6 +1,7 @@
 import Dispatch
 
 /// What a chaining block decided for the derived promise.
+@usableFromInline
 enum ChainOutcome<Value> {
   case fulfill(Value)
   case reject(any Error)
@@ -10,13 +11,13 @@ enum ChainOutcome<Value> {
 extension Promise {
   /// Registers `observer` to run synchronously on the resolving thread (or at once, on this
   /// thread, when already resolved). The building block of every other observation.
-  func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
+  @inlinable func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
     if let result = cell.observe(observer) { observer(result) }
   }
 
   /// FBLPromise's `observeOnQueue`: runs `body` with the outcome asynchronously on `queue`,
   /// through `DispatchGroup.promises`, even when the promise is already resolved.
-  func observe(on queue: DispatchQueue, _ body: @escaping (Result<Value, any Error>) -> Void) {
+  @inlinable func observe(on queue: DispatchQueue, _ body: @escaping (Result<Value, any Error>) -> Void) {
     whenResolved { result in PromiseDispatch.async(on: queue) { body(result) } }
   }
 
@@ -25,7 +26,7 @@ extension Promise {
   ///
   /// The derived promise is kept alive only by this promise's observer list (and, when it
   /// adopts another promise, by that one's), so it is released once everything has run.
-  func chain<Derived>(
+  @inlinable func chain<Derived>(
     on queue: DispatchQueue,
     _ transform: @escaping (Result<Value, any Error>) throws -> ChainOutcome<Derived>
   ) -> Promise<Derived> {
@@ -37,7 +38,7 @@ extension Promise {
   }
 
   /// Resolves with `outcome`, adopting a returned promise's eventual outcome without a hop.
-  func settle(_ outcome: ChainOutcome<Value>) {
+  @inlinable func settle(_ outcome: ChainOutcome<Value>) {
     switch outcome {
     case .fulfill(let value): fulfill(value)
     case .reject(let error): reject(error)

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// A placeholder for a value that will be available later, or an error: google/promises'
 /// `Promise` (FBLPromise) for Linux and macOS.
@@ -34,16 +35,23 @@ public final class Promise<Value>: @unchecked Sendable {
   /// A work block that produces a value (or a promise of one) or throws.
   public typealias Do<T> = () throws -> T
 
-  let cell: ResolutionCell<Value>
+  @usableFromInline let cell: ResolutionCell<Value>
+
+  /// Whether this promise still counts in `DispatchGroup.promises`. Kept apart from `cell`
+  /// because `deinit` runs unspecialized, where reading the generic cell costs runtime
+  /// metadata lookups on every deallocation.
+  @usableFromInline let isInDispatchGroup: Atomic<Bool>
 
   /// Creates a pending promise; resolve it with `fulfill(_:)`, `reject(_:)` or `resolve(_:)`.
-  public init() {
+  @inlinable public init() {
     cell = ResolutionCell()
+    isInDispatchGroup = Atomic(true)
     DispatchGroup.promises.enter()
   }
 
   /// Creates a promise fulfilled with `value`, or rejected with the error `value` throws.
   public init(_ value: @autoclosure () throws -> Value) {
+    isInDispatchGroup = Atomic(false)
     do { cell = ResolutionCell(resolved: .success(try value())) } catch {
       cell = ResolutionCell(resolved: .failure(error))
     }
@@ -51,11 +59,13 @@ public final class Promise<Value>: @unchecked Sendable {
 
   /// Creates a promise rejected with `error`.
   public init(_ error: any Error) {
+    isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: .failure(error))
   }
 
   /// Creates a promise with the given outcome.
-  init(result: Result<Value, any Error>) {
+  @inlinable init(result: Result<Value, any Error>) {
+    isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: result)
   }
 
@@ -64,20 +74,22 @@ public final class Promise<Value>: @unchecked Sendable {
 
   deinit {
     // A pending promise nobody can resolve any more still has to leave the group.
-    if cell.isPending { DispatchGroup.promises.leave() }
+    if isInDispatchGroup.load(ordering: .relaxed) { DispatchGroup.promises.leave() }
   }
 
   // MARK: Resolving
 
   /// Fulfils the promise with `value` if it is still pending; otherwise does nothing.
-  public func fulfill(_ value: Value) { resolve(.success(value)) }
+  @inlinable public func fulfill(_ value: Value) { resolve(.success(value)) }
 
   /// Rejects the promise with `error` if it is still pending; otherwise does nothing.
-  public func reject(_ error: any Error) { resolve(.failure(error)) }
+  @inlinable public func reject(_ error: any Error) { resolve(.failure(error)) }
 
   /// Resolves the promise with `result` if it is still pending; otherwise does nothing.
-  public func resolve(_ result: Result<Value, any Error>) {
+  @inlinable public func resolve(_ result: Result<Value, any Error>) {
     guard let observers = cell.resolve(result) else { return }
+    // Only the winning resolution gets here, once; deinit cannot run concurrently with it.
+    isInDispatchGroup.store(false, ordering: .relaxed)
     observers.notify(result)
     DispatchGroup.promises.leave()
   }
@@ -85,7 +97,7 @@ public final class Promise<Value>: @unchecked Sendable {
   // MARK: State
 
   /// Whether the promise is neither fulfilled nor rejected yet.
-  public var isPending: Bool { cell.isPending }
+  @inlinable public var isPending: Bool { cell.isPending }
 
   /// Whether the promise has been fulfilled.
   public var isFulfilled: Bool {
@@ -112,7 +124,7 @@ public final class Promise<Value>: @unchecked Sendable {
   }
 
   /// The outcome if resolved, else `nil`.
-  public var result: Result<Value, any Error>? { cell.result }
+  @inlinable public var result: Result<Value, any Error>? { cell.result }
 }
 
 extension Promise: CustomStringConvertible {

@@ -2,12 +2,23 @@ import Dispatch
 
 /// The single place where promise blocks are handed to dispatch queues.
 ///
-/// Every observer and work block goes through `DispatchGroup.promises`, so
-/// `waitForPromises(timeout:)` sees it.
+/// Every observer and work block belongs to `DispatchGroup.promises` from the moment it is
+/// handed over until it has run, so `waitForPromises(timeout:)` sees it. A block for the queue
+/// whose task is running on this thread goes into that task's hand-off slot (`SchedulerTurn`):
+/// it runs after the current block, on the same queue, without a new `async`.
+@usableFromInline
 enum PromiseDispatch {
-  static func async(on queue: DispatchQueue, _ block: @escaping () -> Void) {
-    let work = UncheckedSendable(block)
-    queue.async(group: .promises) { work.value() }
+  @usableFromInline static func async(on queue: DispatchQueue, _ block: @escaping () -> Void) {
+    DispatchGroup.promises.enter()
+    let item = TurnItem.block(queue, block)
+    if SchedulerTurn.handOff(item, to: ObjectIdentifier(queue)) { return }
+    enqueue(item, on: queue)
+  }
+
+  /// Dispatches a turn that starts with `item` (which has already entered the group).
+  static func enqueue(_ item: TurnItem, on queue: DispatchQueue) {
+    let item = UncheckedSendable(item)
+    queue.async { SchedulerTurn.run(on: ObjectIdentifier(queue), item.value) }
   }
 
   /// Runs `block` on `queue` once `interval` seconds have passed (negative or NaN: at once).
@@ -52,7 +63,8 @@ private final class RunOnce: @unchecked Sendable {
 ///
 /// Promise values and blocks cross threads by design (they are dispatched to the queue the
 /// caller chose); this is the one place that says so.
+@usableFromInline
 struct UncheckedSendable<T>: @unchecked Sendable {
-  let value: T
-  init(_ value: T) { self.value = value }
+  @usableFromInline let value: T
+  @inlinable init(_ value: T) { self.value = value }
 }

@@ -5,8 +5,8 @@ import Synchronization
 enum ThreadSlot {
   /// The `CoroutineContext` whose body runs on this thread right now, unretained.
   static let coroutine: Int32 = 0
-  /// The `CoroutineRunner.Record` of the scheduler task running on this thread, if any.
-  static let runner: Int32 = 1
+  /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
+  static let turn: Int32 = 1
 }
 
 /// One coroutine: its fiber (stack + saved registers), the scheduler it continues on, its
@@ -89,13 +89,15 @@ final class CoroutineContext: @unchecked Sendable {
   /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
   /// task serves the same scheduler).
   func schedule() {
-    if CoroutineRunner.handOff(self) { return }
+    if let schedulerIdentity, SchedulerTurn.handOff(.coroutine(self), to: schedulerIdentity) {
+      return
+    }
     scheduleTask()
   }
 
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops).
   func scheduleTask() {
-    scheduler.scheduleTask { [self] in CoroutineRunner.run(self) }
+    scheduler.scheduleTask { [self] in SchedulerTurn.run(on: schedulerIdentity, .coroutine(self)) }
   }
 
   /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it

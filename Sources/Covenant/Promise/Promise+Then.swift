@@ -9,6 +9,7 @@ extension Promise {
   /// ```swift
   /// fetchUser(id).then { user in fetchAvatar(for: user) }   // Promise<Avatar>
   /// ```
+  @inlinable
   @discardableResult
   @preconcurrency
   public func then<Result>(
@@ -30,6 +31,7 @@ extension Promise {
   /// ```swift
   /// Promise(1).then { $0 + 1 }.then { print($0) }   // prints 2
   /// ```
+  @inlinable
   @discardableResult
   @preconcurrency
   public func then<Result>(
@@ -49,6 +51,7 @@ extension Promise {
   /// ```swift
   /// fetchUser(id).then { user in print(user.name) }.then { user in cache(user) }
   /// ```
+  @inlinable
   @discardableResult
   @preconcurrency
   public func then(
@@ -67,10 +70,19 @@ extension Promise {
 /// error type (the `any Error` existential, possibly composed with marker protocols such as
 /// `Sendable`, or a class conforming to `Error`), `nil` for any other type — in particular for a
 /// value type that merely conforms to `Error`.
+/// The error a `then` block returned, when its declared result type is an error type: the
+/// `any Error` existential (or another existential whose value is an error), or a class type
+/// conforming to `Error` such as `NSError`. A value type that merely conforms to `Error` (say,
+/// after `extension String: Error {}`) is a value, not an error.
+@inlinable
 func returnedError<R>(_ value: R) -> (any Error)? {
-  guard R.self is any Error.Type, let error = value as? any Error else { return nil }
-  if R.self is AnyClass { return error }  // NSError and its subclasses, Swift error classes
-  // A concrete value type's values have exactly that type; an existential's do not.
-  let dynamicType: Any.Type = type(of: value as Any)
-  return ObjectIdentifier(dynamicType) == ObjectIdentifier(R.self) ? nil : error
+  // Cheap checks first: this runs once per `then` block.
+  if R.self == (any Error).self { return value as? any Error }
+  if !(R.self is AnyClass), ObjectIdentifier(type(of: value as Any)) == ObjectIdentifier(R.self) {
+    return nil  // a concrete value type: its values have exactly that type
+  }
+  // Class types and other existentials: only those whose type is itself an error type
+  // (`NSError`, `any LocalizedError`); `Any` holding an error is still a value.
+  guard R.self is any Error.Type else { return nil }
+  return value as? any Error
 }

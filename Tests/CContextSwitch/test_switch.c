@@ -1,0 +1,808 @@
+// Standalone C test of CCoroutineContext: the assembly switch, stacks, the overflow handler and
+// fibers. Built and run by run.sh (natively, and for arm64 under qemu-user when available).
+//
+// Prints one line per check and a final "N passed, M failed"; exits non-zero on any failure.
+
+#define _GNU_SOURCE
+#include "CCoroutineContext.h"
+
+#include <errno.h>
+#include <fenv.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int passed, failed;
+
+// Under AddressSanitizer a fault ends in ASan's report and exit(1) instead of death by SIGSEGV
+// (our handler still prints first, then chains to ASan's).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(TEST_ASAN)
+#define TEST_ASAN 1
+#endif
+
+// Under ThreadSanitizer, the same with exit(66); TSan also maps shadow memory for our slabs.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(TEST_TSAN)
+#define TEST_TSAN 1
+#endif
+
+static int died_of_fault(int status) {
+#if defined(TEST_ASAN)
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 1) return 1;
+#endif
+#if defined(TEST_TSAN)
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 66) return 1;
+#endif
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+static int under_emulation;  // COV_TEST_EMULATED=1 (set by run.sh for qemu)
+
+#define CHECK(cond, ...)                                  \
+  do {                                                    \
+    if (cond) {                                           \
+      passed++;                                           \
+    } else {                                              \
+      failed++;                                           \
+      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      printf(__VA_ARGS__);                                \
+      printf("\n");                                       \
+    }                                                     \
+  } while (0)
+
+static void counter_entry(void *argument);
+
+static void section(const char *name) {
+  printf("-- %s\n", name);
+  fflush(stdout);
+}
+
+// MARK: - Raw switch: ping-pong with data
+
+static void pingpong_entry(cov_transfer_t t) {
+  for (;;) {
+    uintptr_t value = (uintptr_t)t.data;
+    t = cov_jump_fcontext(t.from, (void *)(value * 2 + 1));
+  }
+}
+
+static void test_pingpong(void) {
+  section("raw switch: 100,000 round trips passing data");
+  cov_stack_t stack;
+  CHECK(cov_stack_allocate(0, &stack) == 0, "allocate");
+  cov_fcontext_t ctx = cov_make_fcontext((char *)stack.base + stack.size, stack.size,
+                                         pingpong_entry);
+  int bad = 0;
+  for (uintptr_t i = 0; i < 100000; i++) {
+    cov_transfer_t t = cov_jump_fcontext(ctx, (void *)i);
+    if ((uintptr_t)t.data != i * 2 + 1) bad++;
+    ctx = t.from;
+  }
+  CHECK(bad == 0, "%d wrong values", bad);
+  CHECK((uintptr_t)ctx % 16 == 0, "saved context %p not 16-aligned", ctx);
+  // The context is abandoned suspended: nothing on that stack needs unwinding.
+  cov_stack_release(&stack);
+}
+
+// MARK: - Floating-point control state
+
+#if defined(__x86_64__)
+static unsigned read_mxcsr(void) {
+  unsigned value;
+  __asm__ volatile("stmxcsr %0" : "=m"(value));
+  return value;
+}
+static void write_mxcsr(unsigned value) { __asm__ volatile("ldmxcsr %0" : : "m"(value)); }
+static unsigned short read_fpucw(void) {
+  unsigned short value;
+  __asm__ volatile("fnstcw %0" : "=m"(value));
+  return value;
+}
+static void write_fpucw(unsigned short value) { __asm__ volatile("fldcw %0" : : "m"(value)); }
+
+enum { MXCSR_RC_MASK = 0x6000, MXCSR_RC_UP = 0x4000, MXCSR_RC_ZERO = 0x6000, MXCSR_FTZ = 0x8000 };
+enum { FPUCW_RC_MASK = 0x0c00, FPUCW_RC_UP = 0x0800, FPUCW_RC_ZERO = 0x0c00 };
+
+static unsigned fp_seen_mxcsr[4];
+static unsigned short fp_seen_fpucw[4];
+
+static void fp_entry(cov_transfer_t t) {
+  // Started by a creator whose modes were round-to-nearest: that is what we must see.
+  fp_seen_mxcsr[0] = read_mxcsr();
+  fp_seen_fpucw[0] = read_fpucw();
+  write_mxcsr((read_mxcsr() & ~MXCSR_RC_MASK) | MXCSR_RC_ZERO | MXCSR_FTZ);
+  write_fpucw((unsigned short)((read_fpucw() & ~FPUCW_RC_MASK) | FPUCW_RC_ZERO));
+  t = cov_jump_fcontext(t.from, NULL);
+  // Our own modes must have survived the other context changing its own.
+  fp_seen_mxcsr[1] = read_mxcsr();
+  fp_seen_fpucw[1] = read_fpucw();
+  cov_jump_fcontext(t.from, NULL);
+  abort();
+}
+
+static void test_fp_control(void) {
+  section("MXCSR and x87 control word are per context");
+  unsigned saved_mxcsr = read_mxcsr();
+  unsigned short saved_fpucw = read_fpucw();
+  cov_stack_t stack;
+  CHECK(cov_stack_allocate(0, &stack) == 0, "allocate");
+  cov_fcontext_t ctx = cov_make_fcontext((char *)stack.base + stack.size, stack.size, fp_entry);
+  // Change our own modes only after the context was made (it captured round-to-nearest).
+  write_mxcsr((saved_mxcsr & ~MXCSR_RC_MASK) | MXCSR_RC_UP);
+  write_fpucw((unsigned short)((saved_fpucw & ~FPUCW_RC_MASK) | FPUCW_RC_UP));
+  cov_transfer_t t = cov_jump_fcontext(ctx, NULL);
+  CHECK((fp_seen_mxcsr[0] & MXCSR_RC_MASK) == 0, "new context MXCSR %#x", fp_seen_mxcsr[0]);
+  CHECK((fp_seen_fpucw[0] & FPUCW_RC_MASK) == 0, "new context FPU CW %#x", fp_seen_fpucw[0]);
+  CHECK((read_mxcsr() & (MXCSR_RC_MASK | MXCSR_FTZ)) == MXCSR_RC_UP, "our MXCSR %#x",
+        read_mxcsr());
+  CHECK((read_fpucw() & FPUCW_RC_MASK) == FPUCW_RC_UP, "our FPU CW %#x", read_fpucw());
+  // Change ours again while the other is suspended; it must keep its own.
+  write_mxcsr((saved_mxcsr & ~MXCSR_RC_MASK) | MXCSR_RC_UP);
+  cov_jump_fcontext(t.from, NULL);
+  CHECK((fp_seen_mxcsr[1] & (MXCSR_RC_MASK | MXCSR_FTZ)) == (MXCSR_RC_ZERO | MXCSR_FTZ),
+        "other context MXCSR %#x", fp_seen_mxcsr[1]);
+  CHECK((fp_seen_fpucw[1] & FPUCW_RC_MASK) == FPUCW_RC_ZERO, "other context FPU CW %#x",
+        fp_seen_fpucw[1]);
+  CHECK((read_mxcsr() & (MXCSR_RC_MASK | MXCSR_FTZ)) == MXCSR_RC_UP, "our MXCSR after %#x",
+        read_mxcsr());
+  CHECK(fegetround() == FE_UPWARD, "fegetround %d", fegetround());
+  write_mxcsr(saved_mxcsr);
+  write_fpucw(saved_fpucw);
+  cov_stack_release(&stack);
+}
+#endif
+
+// MARK: - Callee-saved registers (assembly probes)
+
+// check_callee_saved(to, data): loads a pattern into every callee-saved register, jumps to `to`,
+// and when resumed returns the number of callee-saved registers that do not hold the pattern.
+// The context it jumps back from stores itself in `probe_from`.
+// clobber_entry: a fresh context that fills every callee-saved register with garbage and jumps
+// back, forever.
+int check_callee_saved(cov_fcontext_t to, void *data);
+void clobber_entry(cov_transfer_t transfer);
+cov_fcontext_t probe_from;
+
+#if defined(__x86_64__)
+__asm__(
+    ".text\n"
+    ".globl check_callee_saved\n"
+    ".type check_callee_saved, @function\n"
+    "check_callee_saved:\n"
+    "  pushq %rbx\n  pushq %rbp\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  subq $8, %rsp\n"
+    "  movabsq $0x1111111111111111, %rbx\n"
+    "  movabsq $0x2222222222222222, %rbp\n"
+    "  movabsq $0x3333333333333333, %r12\n"
+    "  movabsq $0x4444444444444444, %r13\n"
+    "  movabsq $0x5555555555555555, %r14\n"
+    "  movabsq $0x6666666666666666, %r15\n"
+    "  call cov_jump_fcontext\n"
+    "  movq %rax, probe_from(%rip)\n"
+    "  xorl %eax, %eax\n"
+    "  movabsq $0x1111111111111111, %rcx\n  cmpq %rcx, %rbx\n  setne %dl\n  movzbl %dl, %edx\n  addl %edx, %eax\n"
+    "  movabsq $0x2222222222222222, %rcx\n  cmpq %rcx, %rbp\n  setne %dl\n  movzbl %dl, %edx\n  addl %edx, %eax\n"
+    "  movabsq $0x3333333333333333, %rcx\n  cmpq %rcx, %r12\n  setne %dl\n  movzbl %dl, %edx\n  addl %edx, %eax\n"
+    "  movabsq $0x4444444444444444, %rcx\n  cmpq %rcx, %r13\n  setne %dl\n  movzbl %dl, %edx\n  addl %edx, %eax\n"
+    "  movabsq $0x5555555555555555, %rcx\n  cmpq %rcx, %r14\n  setne %dl\n  movzbl %dl, %edx\n  addl %edx, %eax\n"
+    "  movabsq $0x6666666666666666, %rcx\n  cmpq %rcx, %r15\n  setne %dl\n  movzbl %dl, %edx\n  addl %edx, %eax\n"
+    "  addq $8, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbp\n  popq %rbx\n"
+    "  ret\n"
+    ".size check_callee_saved, . - check_callee_saved\n"
+    ".globl clobber_entry\n"
+    ".type clobber_entry, @function\n"
+    "clobber_entry:\n"
+    "1:\n"
+    "  movq $-1, %rbx\n  movq $-2, %rbp\n  movq $-3, %r12\n  movq $-4, %r13\n"
+    "  movq $-5, %r14\n  movq $-6, %r15\n"
+    "  call cov_jump_fcontext\n"  // rdi = from, rsi = data (as delivered)
+    "  movq %rax, %rdi\n"
+    "  movq %rdx, %rsi\n"
+    "  jmp 1b\n"
+    ".size clobber_entry, . - clobber_entry\n");
+#elif defined(__aarch64__)
+// Also checks d8-d15 (the low 64 bits are callee-saved under AAPCS64).
+__asm__(
+    ".text\n"
+    ".globl check_callee_saved\n"
+    ".type check_callee_saved, %function\n"
+    "check_callee_saved:\n"
+    "  stp x29, x30, [sp, #-176]!\n"
+    "  mov x29, sp\n"
+    "  stp x19, x20, [sp, #16]\n  stp x21, x22, [sp, #32]\n  stp x23, x24, [sp, #48]\n"
+    "  stp x25, x26, [sp, #64]\n  stp x27, x28, [sp, #80]\n"
+    "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n"
+    "  stp d14, d15, [sp, #144]\n"
+    "  mov x19, #19\n  mov x20, #20\n  mov x21, #21\n  mov x22, #22\n  mov x23, #23\n"
+    "  mov x24, #24\n  mov x25, #25\n  mov x26, #26\n  mov x27, #27\n  mov x28, #28\n"
+    "  mov x9, #108\n  fmov d8, x9\n  mov x9, #109\n  fmov d9, x9\n"
+    "  mov x9, #110\n  fmov d10, x9\n  mov x9, #111\n  fmov d11, x9\n"
+    "  mov x9, #112\n  fmov d12, x9\n  mov x9, #113\n  fmov d13, x9\n"
+    "  mov x9, #114\n  fmov d14, x9\n  mov x9, #115\n  fmov d15, x9\n"
+    "  str x29, [sp, #160]\n"
+    "  bl cov_jump_fcontext\n"
+    "  adrp x9, probe_from\n  str x0, [x9, :lo12:probe_from]\n"
+    "  mov x0, #0\n"
+    "  cmp x19, #19\n  cinc x0, x0, ne\n  cmp x20, #20\n  cinc x0, x0, ne\n"
+    "  cmp x21, #21\n  cinc x0, x0, ne\n  cmp x22, #22\n  cinc x0, x0, ne\n"
+    "  cmp x23, #23\n  cinc x0, x0, ne\n  cmp x24, #24\n  cinc x0, x0, ne\n"
+    "  cmp x25, #25\n  cinc x0, x0, ne\n  cmp x26, #26\n  cinc x0, x0, ne\n"
+    "  cmp x27, #27\n  cinc x0, x0, ne\n  cmp x28, #28\n  cinc x0, x0, ne\n"
+    "  ldr x9, [sp, #160]\n  cmp x29, x9\n  cinc x0, x0, ne\n"
+    "  fmov x9, d8\n  cmp x9, #108\n  cinc x0, x0, ne\n  fmov x9, d9\n  cmp x9, #109\n  cinc x0, x0, ne\n"
+    "  fmov x9, d10\n  cmp x9, #110\n  cinc x0, x0, ne\n  fmov x9, d11\n  cmp x9, #111\n  cinc x0, x0, ne\n"
+    "  fmov x9, d12\n  cmp x9, #112\n  cinc x0, x0, ne\n  fmov x9, d13\n  cmp x9, #113\n  cinc x0, x0, ne\n"
+    "  fmov x9, d14\n  cmp x9, #114\n  cinc x0, x0, ne\n  fmov x9, d15\n  cmp x9, #115\n  cinc x0, x0, ne\n"
+    "  ldp d14, d15, [sp, #144]\n  ldp d12, d13, [sp, #128]\n  ldp d10, d11, [sp, #112]\n"
+    "  ldp d8, d9, [sp, #96]\n"
+    "  ldp x27, x28, [sp, #80]\n  ldp x25, x26, [sp, #64]\n  ldp x23, x24, [sp, #48]\n"
+    "  ldp x21, x22, [sp, #32]\n  ldp x19, x20, [sp, #16]\n"
+    "  ldp x29, x30, [sp], #176\n"
+    "  ret\n"
+    ".size check_callee_saved, . - check_callee_saved\n"
+    ".globl clobber_entry\n"
+    ".type clobber_entry, %function\n"
+    "clobber_entry:\n"
+    "1:\n"
+    "  mov x19, #-1\n  mov x20, #-1\n  mov x21, #-1\n  mov x22, #-1\n  mov x23, #-1\n"
+    "  mov x24, #-1\n  mov x25, #-1\n  mov x26, #-1\n  mov x27, #-1\n  mov x28, #-1\n"
+    "  mov x29, #-1\n"
+    "  movi d8, #0xffffffffffffffff\n  movi d9, #0xffffffffffffffff\n"
+    "  movi d10, #0xffffffffffffffff\n  movi d11, #0xffffffffffffffff\n"
+    "  movi d12, #0xffffffffffffffff\n  movi d13, #0xffffffffffffffff\n"
+    "  movi d14, #0xffffffffffffffff\n  movi d15, #0xffffffffffffffff\n"
+    "  bl cov_jump_fcontext\n"  // x0 = from, x1 = data (as delivered)
+    "  b 1b\n"
+    ".size clobber_entry, . - clobber_entry\n");
+#endif
+
+static void test_callee_saved(void) {
+#if defined(__x86_64__)
+  section("callee-saved registers (rbx, rbp, r12-r15) survive switches");
+#else
+  section("callee-saved registers (x19-x29, d8-d15) survive switches");
+#endif
+  cov_stack_t stack;
+  CHECK(cov_stack_allocate(0, &stack) == 0, "allocate");
+  cov_fcontext_t ctx = cov_make_fcontext((char *)stack.base + stack.size, stack.size,
+                                         clobber_entry);
+  int bad = 0;
+  for (int i = 0; i < 1000; i++) {
+    bad += check_callee_saved(ctx, NULL);
+    ctx = probe_from;
+  }
+  CHECK(bad == 0, "%d registers clobbered", bad);
+  cov_stack_release(&stack);
+}
+
+// MARK: - Fibers
+
+static int deep_recursion(int depth) {
+  volatile char frame[1024];
+  frame[0] = (char)depth;
+  frame[sizeof frame - 1] = (char)depth;
+  if (depth == 0) return frame[0] + frame[sizeof frame - 1];
+  return deep_recursion(depth - 1) + (frame[0] == (char)depth) + (frame[1023] == (char)depth);
+}
+
+static int recursion_result;
+
+static void recursion_entry(void *argument) {
+  (void)argument;
+  recursion_result = deep_recursion(150);  // >= 150 KiB of frames on a 256 KiB stack
+}
+
+static void test_deep_recursion(void) {
+  section("deep recursion (150 KiB of frames) on a fiber stack");
+  cov_fiber_t *fiber = cov_fiber_create(0, recursion_entry, NULL);
+  CHECK(fiber != NULL, "create");
+  cov_fiber_resume(fiber);
+  CHECK(cov_fiber_is_finished(fiber), "finished");
+  CHECK(recursion_result == 300, "result %d", recursion_result);
+  cov_fiber_destroy(fiber);
+}
+
+typedef struct {
+  cov_fiber_t *self;
+  cov_fiber_t *inner;
+  char log[64];
+  int length;
+} nest_state_t;
+
+static nest_state_t nest;
+
+static void inner_entry(void *argument) {
+  (void)argument;
+  nest.log[nest.length++] = cov_fiber_current() == nest.inner ? 'i' : '?';
+  cov_fiber_suspend();
+  nest.log[nest.length++] = cov_fiber_current() == nest.inner ? 'j' : '?';
+}
+
+static void outer_entry(void *argument) {
+  (void)argument;
+  nest.log[nest.length++] = cov_fiber_current() == nest.self ? 'o' : '?';
+  cov_fiber_resume(nest.inner);  // inner suspends back to us, not to the thread
+  nest.log[nest.length++] = cov_fiber_current() == nest.self ? 'p' : '?';
+  cov_fiber_suspend();
+  nest.log[nest.length++] = cov_fiber_current() == nest.self ? 'q' : '?';
+  cov_fiber_resume(nest.inner);
+  nest.log[nest.length++] = cov_fiber_is_finished(nest.inner) ? 'r' : '?';
+}
+
+static void test_nesting(void) {
+  section("nesting: a fiber resumes another fiber");
+  memset(&nest, 0, sizeof nest);
+  nest.self = cov_fiber_create(0, outer_entry, NULL);
+  nest.inner = cov_fiber_create(64 * 1024, inner_entry, NULL);
+  CHECK(nest.self && nest.inner, "create");
+  CHECK(cov_fiber_current() == NULL, "no fiber on the thread");
+  cov_fiber_resume(nest.self);
+  nest.log[nest.length++] = cov_fiber_current() == NULL ? 'T' : '?';
+  cov_fiber_resume(nest.self);
+  nest.log[nest.length++] = cov_fiber_current() == NULL ? 'U' : '?';
+  CHECK(strcmp(nest.log, "oipTqjrU") == 0, "log %s", nest.log);
+  CHECK(cov_fiber_is_finished(nest.self) && cov_fiber_is_finished(nest.inner), "finished");
+  CHECK(cov_fiber_stack_size(nest.inner) == 64 * 1024, "size %zu",
+        cov_fiber_stack_size(nest.inner));
+  cov_fiber_destroy(nest.inner);
+  cov_fiber_destroy(nest.self);
+}
+
+static int counter_sum;
+
+static void counter_entry(void *argument) {
+  intptr_t n = (intptr_t)argument;
+  for (intptr_t i = 0; i < n; i++) {
+    counter_sum += 1;
+    cov_fiber_suspend();
+  }
+}
+
+static void test_many_fibers(void) {
+  section("1000 fibers created, run to completion, destroyed (pool reuse)");
+  void *first_bases[8] = {0};
+  int reused = 0;
+  counter_sum = 0;
+  for (int i = 0; i < 1000; i++) {
+    cov_fiber_t *fiber = cov_fiber_create(0, counter_entry, (void *)(intptr_t)3);
+    if (!fiber) {
+      CHECK(fiber != NULL, "create %d: errno %d", i, errno);
+      return;
+    }
+    if (i < 8) first_bases[i] = cov_fiber_stack_base(fiber);
+    else
+      for (int k = 0; k < 8; k++) reused += cov_fiber_stack_base(fiber) == first_bases[k];
+    while (!cov_fiber_is_finished(fiber)) cov_fiber_resume(fiber);
+    cov_fiber_destroy(fiber);
+  }
+  CHECK(counter_sum == 3000, "sum %d", counter_sum);
+  CHECK(reused >= 900, "only %d stacks came from the pool", reused);
+
+  // 200 alive at once (beyond the pool's 64), interleaved.
+  cov_fiber_t *fibers[200];
+  counter_sum = 0;
+  for (int i = 0; i < 200; i++) fibers[i] = cov_fiber_create(0, counter_entry, (void *)(intptr_t)5);
+  for (int round = 0; round < 6; round++)
+    for (int i = 0; i < 200; i++)
+      if (!cov_fiber_is_finished(fibers[i])) cov_fiber_resume(fibers[i]);
+  int finished = 0;
+  for (int i = 0; i < 200; i++) {
+    finished += cov_fiber_is_finished(fibers[i]);
+    cov_fiber_destroy(fibers[i]);
+  }
+  CHECK(finished == 200 && counter_sum == 1000, "finished %d sum %d", finished, counter_sum);
+}
+
+// Frame-pointer chain: from inside a fiber it must end cleanly (a zero link) on the fiber stack.
+static int chain_frames, chain_ok;
+
+static __attribute__((noinline)) void walk_chain(void) {
+  cov_fiber_t *fiber = cov_fiber_current();
+  uintptr_t low = (uintptr_t)cov_fiber_stack_base(fiber);
+  uintptr_t high = low + cov_fiber_stack_size(fiber);
+  void **frame = __builtin_frame_address(0);
+  chain_ok = 1;
+  chain_frames = 0;
+  while (frame) {
+    if ((uintptr_t)frame < low || (uintptr_t)frame >= high || chain_frames > 100) {
+      chain_ok = 0;
+      return;
+    }
+    chain_frames++;
+    frame = (void **)frame[0];
+  }
+}
+
+static __attribute__((noinline)) void chain_level(int n) {
+  if (n == 0) walk_chain();
+  else chain_level(n - 1);
+  __asm__ volatile("" ::: "memory");
+}
+
+static void chain_entry(void *argument) {
+  (void)argument;
+  chain_level(3);
+}
+
+static void test_frame_chain(void) {
+  section("frame-pointer chain ends cleanly at the fiber's first frame");
+  cov_fiber_t *fiber = cov_fiber_create(0, chain_entry, NULL);
+  cov_fiber_resume(fiber);
+  CHECK(chain_ok && chain_frames >= 5, "ok %d frames %d", chain_ok, chain_frames);
+  cov_fiber_destroy(fiber);
+}
+
+// MARK: - Threads
+
+typedef struct {
+  cov_fiber_t *fiber;
+  cov_fiber_t *seen_current;
+} hop_t;
+
+static pthread_t hop_expected;  // the thread resuming the fiber this time
+static int hop_thread_ok[3];
+
+static void hop_entry(void *argument) {
+  (void)argument;
+  for (int i = 0; i < 3; i++) {
+    // Which thread are we on? It must be the one that resumed us this time.
+    pthread_t self = pthread_self();
+    hop_thread_ok[i] = pthread_equal(self, hop_expected) && cov_fiber_current() != NULL;
+    cov_tls_store(0, (void *)(intptr_t)(i + 1));
+    cov_fiber_suspend();
+  }
+}
+
+static void *hop_thread(void *argument) {
+  hop_t *hop = argument;
+  hop_expected = pthread_self();
+  cov_fiber_resume(hop->fiber);
+  hop->seen_current = cov_fiber_current();
+  return cov_tls_load(0);
+}
+
+static int stress_errors;
+
+static void *stack_stress(void *argument) {
+  (void)argument;
+  cov_stack_t stacks[100];
+  for (int round = 0; round < 200; round++) {
+    for (int i = 0; i < 100; i++) {
+      if (cov_stack_allocate(i % 7 == 0 ? 48 * 1024 : 0, &stacks[i]) != 0) {
+        __atomic_add_fetch(&stress_errors, 1, __ATOMIC_RELAXED);
+        stacks[i].base = NULL;
+        continue;
+      }
+      ((volatile char *)stacks[i].base)[stacks[i].size - 1] = 1;
+      ((volatile char *)stacks[i].base)[0] = 1;
+    }
+    for (int i = 0; i < 100; i++) cov_stack_release(&stacks[i]);
+  }
+  return NULL;
+}
+
+static void test_threads(void) {
+  section("a fiber migrates between threads; allocator under two threads");
+  hop_t hop = {cov_fiber_create(0, hop_entry, NULL), NULL};
+  for (int i = 0; i < 3; i++) {
+    void *result = NULL;
+    pthread_t thread;
+    pthread_create(&thread, NULL, hop_thread, &hop);
+    pthread_join(thread, &result);
+    CHECK(hop_thread_ok[i], "resume %d ran on the wrong thread", i);
+    CHECK(hop.seen_current == NULL, "current not restored on thread %d", i);
+    CHECK((intptr_t)result == i + 1, "tls slot %ld", (long)(intptr_t)result);
+  }
+  cov_fiber_resume(hop.fiber);
+  CHECK(cov_fiber_is_finished(hop.fiber), "finished");
+  cov_fiber_destroy(hop.fiber);
+
+  pthread_t a, b;
+  pthread_create(&a, NULL, stack_stress, NULL);
+  pthread_create(&b, NULL, stack_stress, NULL);
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  CHECK(stress_errors == 0, "%d allocation errors", stress_errors);
+}
+
+// MARK: - 100,000 stacks at once
+
+static int count_mappings(void) {
+  FILE *file = fopen("/proc/self/maps", "r");
+  if (!file) return -1;
+  int lines = 0, c;
+  while ((c = fgetc(file)) != EOF) lines += c == '\n';
+  fclose(file);
+  return lines;
+}
+
+static void test_hundred_thousand(void) {
+  section("100,000 stacks alive at once under vm.max_map_count");
+  if (!cov_stack_uses_guard_markers()) {
+    printf("SKIP: MADV_GUARD_INSTALL unsupported here (kernel < 6.13 or emulator); stacks use one "
+           "mapping + mprotect guard each, so 100,000 would exceed vm.max_map_count\n");
+    return;
+  }
+  enum { N = 100000 };
+  cov_stack_t *stacks = calloc(N, sizeof *stacks);
+  int before = count_mappings();
+  int errors = 0;
+  for (int i = 0; i < N; i++) {
+    int error = cov_stack_allocate(0, &stacks[i]);
+    if (error) {
+      if (errors++ == 0) printf("allocation %d failed: %s\n", i, strerror(error));
+      stacks[i].base = NULL;
+      continue;
+    }
+    ((volatile char *)stacks[i].base)[stacks[i].size - 1] = (char)i;  // commit the top page
+  }
+  int during = count_mappings();
+  printf("mappings: %d before, %d with 100,000 stacks\n", before, during);
+  CHECK(errors == 0, "%d allocations failed", errors);
+  CHECK(during - before < 6000, "%d new mappings", during - before);
+  int corrupted = 0;
+  for (int i = 0; i < N; i++)
+    if (stacks[i].base && ((volatile char *)stacks[i].base)[stacks[i].size - 1] != (char)i)
+      corrupted++;
+  CHECK(corrupted == 0, "%d stacks overlap", corrupted);
+  for (int i = 0; i < N; i++) cov_stack_release(&stacks[i]);
+  int after = count_mappings();
+  printf("mappings after release: %d\n", after);
+#if !defined(TEST_TSAN)
+  CHECK(after - before < 100, "%d mappings left", after - before);
+#endif
+  free(stacks);
+}
+
+// MARK: - Overflow in a forked child
+
+// Runs `body` in a child with stderr captured; returns the wait status, fills `output`.
+static int run_child(void (*body)(void), char *output, size_t capacity) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], STDERR_FILENO);
+    body();
+    _exit(42);
+  }
+  close(fds[1]);
+  size_t length = 0;
+  ssize_t got;
+  char discard[4096];
+  for (;;) {  // drain everything, keep what fits
+    if (length + 1 < capacity) got = read(fds[0], output + length, capacity - 1 - length);
+    else got = read(fds[0], discard, sizeof discard);
+    if (got <= 0) break;
+    if (length + 1 < capacity) length += (size_t)got;
+  }
+  output[length] = 0;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+static volatile int recursion_limit = 1 << 30;  // never reached: the guard stops it first
+
+static __attribute__((noinline)) int recurse_forever(int depth) {
+  volatile char frame[512];
+  if (depth > recursion_limit) return 0;
+  frame[0] = (char)depth;
+  return recurse_forever(depth + 1) + frame[0];
+}
+
+static __attribute__((noinline)) int recurse_big_frames(int depth) {
+  volatile char frame[20000];  // bigger than a page: must still land in the 64 KiB guard
+  if (depth > recursion_limit) return 0;
+  frame[0] = (char)depth;
+  frame[sizeof frame - 1] = (char)depth;
+  return recurse_big_frames(depth + 1) + frame[0];
+}
+
+static void overflow_entry(void *argument) {
+  if (argument) recurse_big_frames(0);
+  else recurse_forever(0);
+}
+
+static void child_overflow_default(void) {
+  cov_fiber_t *fiber = cov_fiber_create(0, overflow_entry, NULL);
+  cov_fiber_resume(fiber);
+}
+
+static void child_overflow_custom(void) {
+  cov_fiber_t *fiber = cov_fiber_create(100 * 1024, overflow_entry, (void *)1);
+  cov_fiber_resume(fiber);
+}
+
+// Recycle stacks through MADV_DONTNEED (beyond the pool) first: the guard must still be there.
+static void child_overflow_recycled(void) {
+  cov_stack_set_pool_capacity(0);
+  cov_fiber_t *fibers[200];
+  for (int i = 0; i < 200; i++) {
+    fibers[i] = cov_fiber_create(0, recursion_entry, NULL);
+    cov_fiber_resume(fibers[i]);
+  }
+  for (int i = 0; i < 200; i++) cov_fiber_destroy(fibers[i]);
+  cov_fiber_t *fiber = cov_fiber_create(0, overflow_entry, NULL);
+  cov_fiber_resume(fiber);
+}
+
+static void previous_handler(int sig, siginfo_t *info, void *context) {
+  (void)info;
+  (void)context;
+  static const char text[] = "previous handler ran\n";
+  ssize_t ignored = write(STDERR_FILENO, text, sizeof text - 1);
+  (void)ignored;
+  signal(sig, SIG_DFL);
+}
+
+// Runs in a fresh process (exec'ed): a SIGSEGV handler installed BEFORE Covenant's.
+static void chained_main(void) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_sigaction = previous_handler;
+  action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, NULL);
+  child_overflow_default();
+}
+
+static void child_overflow_chained(void) {
+  execl("/proc/self/exe", "test_switch", "--chained-child", (char *)NULL);
+  _exit(127);
+}
+
+static void *thread_overflow(void *argument) {
+  (void)argument;
+  child_overflow_default();
+  return NULL;
+}
+
+static void child_overflow_thread(void) {
+  pthread_t thread;
+  pthread_create(&thread, NULL, thread_overflow, NULL);
+  pthread_join(thread, NULL);
+}
+
+static void child_null_dereference(void) {
+  cov_overflow_handler_install();
+  static int *volatile bad_pointer = (int *)16;
+  *bad_pointer = 1;
+}
+
+static void child_entry_returns_entry(cov_transfer_t t) { (void)t; }
+
+static void child_atexit(void) {
+  static const char text[] = "atexit ran\n";
+  ssize_t ignored = write(STDERR_FILENO, text, sizeof text - 1);
+  (void)ignored;
+}
+
+static void child_entry_returns(void) {
+  atexit(child_atexit);
+  cov_stack_t stack;
+  cov_stack_allocate(0, &stack);
+  cov_fcontext_t ctx = cov_make_fcontext((char *)stack.base + stack.size, stack.size,
+                                         child_entry_returns_entry);
+  cov_jump_fcontext(ctx, NULL);
+  _exit(3);
+}
+
+static const char expected[] = "Covenant: coroutine stack overflow (stack size ";
+
+static void expect_overflow(const char *name, void (*body)(void), size_t size,
+                            const char *also) {
+  char output[4096];
+  int status = run_child(body, output, sizeof output);
+  if (under_emulation && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    printf("SKIP %s: cannot exec a fresh process under emulation\n", name);
+    return;
+  }
+  char needle[96];
+  snprintf(needle, sizeof needle, "%s%zu bytes)", expected, size);
+  CHECK(died_of_fault(status), "%s: child status %#x", name, status);
+  CHECK(strstr(output, needle) != NULL, "%s: stderr was [%s]", name, output);
+  if (also) CHECK(strstr(output, also) != NULL, "%s: stderr lacks [%s]: [%s]", name, also, output);
+  char *newline = strchr(output, '\n');
+  printf("%s: %.*s\n", name, newline ? (int)(newline - output) : (int)strlen(output), output);
+}
+
+static void test_overflow(void) {
+  section("guard hit in a forked child: diagnostic, then death by SIGSEGV");
+  expect_overflow("default size", child_overflow_default, cov_stack_default_size(), NULL);
+  expect_overflow("custom size, 20 KB frames", child_overflow_custom, 100 * 1024, NULL);
+  expect_overflow("recycled slot", child_overflow_recycled, cov_stack_default_size(), NULL);
+  expect_overflow("chained handler", child_overflow_chained, cov_stack_default_size(),
+                  "previous handler ran");
+  expect_overflow("secondary thread", child_overflow_thread, cov_stack_default_size(), NULL);
+
+  char output[4096];
+  int status = run_child(child_null_dereference, output, sizeof output);
+  CHECK(died_of_fault(status), "null deref: status %#x", status);
+  CHECK(strstr(output, "Covenant") == NULL, "null deref printed [%s]", output);
+
+  status = run_child(child_entry_returns, output, sizeof output);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "entry return: status %#x", status);
+  CHECK(strstr(output, "atexit") == NULL, "entry return ran atexit handlers");
+}
+
+// MARK: - Configuration
+
+static void test_configuration(void) {
+  section("configuration: default size and pool capacity");
+  CHECK(cov_stack_default_size() == 256 * 1024, "default %zu", cov_stack_default_size());
+  CHECK(cov_stack_pool_capacity() == 64, "pool %zu", cov_stack_pool_capacity());
+  cov_stack_set_default_size(1000);
+  CHECK(cov_stack_default_size() == 16 * 1024, "min %zu", cov_stack_default_size());
+  cov_stack_set_default_size(100 * 1000);
+  CHECK(cov_stack_default_size() % (size_t)sysconf(_SC_PAGESIZE) == 0 &&
+            cov_stack_default_size() >= 100 * 1000,
+        "rounded %zu", cov_stack_default_size());
+  cov_fiber_t *fiber = cov_fiber_create(0, counter_entry, (void *)(intptr_t)1);
+  CHECK(fiber && cov_fiber_stack_size(fiber) == cov_stack_default_size(), "fiber size");
+  while (!cov_fiber_is_finished(fiber)) cov_fiber_resume(fiber);
+  cov_fiber_destroy(fiber);
+  cov_stack_t stack;
+  CHECK(cov_stack_allocate(0, &stack) == 0 && stack.size == cov_stack_default_size() &&
+            stack.guard_size >= 64 * 1024 &&
+            (char *)stack.guard + stack.guard_size == (char *)stack.base,
+        "layout");
+  cov_stack_release(&stack);
+  cov_stack_set_default_size(256 * 1024);
+  cov_stack_set_pool_capacity(8);
+  CHECK(cov_stack_pool_capacity() == 8, "pool %zu", cov_stack_pool_capacity());
+  cov_stack_set_pool_capacity(64);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--chained-child") == 0) {
+    chained_main();
+    return 42;
+  }
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *emulated = getenv("COV_TEST_EMULATED");
+  under_emulation = emulated && *emulated == '1';
+  printf("guard markers (MADV_GUARD_INSTALL): %s\n",
+         cov_stack_uses_guard_markers() ? "yes" : "no (mprotect guards)");
+
+  test_configuration();
+  test_pingpong();
+#if defined(__x86_64__)
+  test_fp_control();
+#endif
+  test_callee_saved();
+  test_deep_recursion();
+  test_nesting();
+  test_many_fibers();
+  test_frame_chain();
+  test_threads();
+  if (under_emulation && getenv("COV_TEST_SKIP_MAPS"))
+    printf("SKIP: 100,000 stacks test under emulation\n");
+  else
+    test_hundred_thousand();
+  if (under_emulation && getenv("COV_TEST_SKIP_FORK"))
+    printf("SKIP: forked overflow tests under emulation\n");
+  else
+    test_overflow();
+
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
