@@ -216,36 +216,28 @@ func benchC4(_ effort: Effort) {
 @inline(never)
 func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
 
-/// The fiber's side of the raw round trip: counts and suspends until told to stop.
-private final class RawFiberState {
-  var stop = false
-  var count = 0
-}
-
-/// ns per `cov_fiber_resume` + `cov_fiber_suspend` round trip (no Swift layer in between).
+/// ns per `cov_fiber_resume` + `cov_fiber_suspend` round trip, with no Swift layer in between
+/// (the fiber's loop reads a plain C flag: no class, no exclusivity checks).
 func rawFiberRoundTrip(_ count: Int) -> Double {
-  let state = RawFiberState()
-  let argument = Unmanaged.passUnretained(state).toOpaque()
+  let stop = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+  stop.initialize(to: 0)
+  defer { stop.deallocate() }
   guard
     let fiber = cov_fiber_create(
       0,
       { raw in
-        let state = Unmanaged<RawFiberState>.fromOpaque(raw!).takeUnretainedValue()
-        while !state.stop {
-          state.count &+= 1
-          cov_fiber_suspend()
-        }
-      }, argument)
+        let stop = raw!.assumingMemoryBound(to: Int.self)
+        while stop.pointee == 0 { cov_fiber_suspend() }
+      }, UnsafeMutableRawPointer(stop))
   else { return .nan }
   cov_fiber_resume(fiber)  // first entry, not timed
   let perOp = timePerOp(count) {
     for _ in 0..<count { cov_fiber_resume(fiber) }
   }
-  state.stop = true
+  stop.pointee = 1
   cov_fiber_resume(fiber)
   precondition(cov_fiber_is_finished(fiber) != 0)
   cov_fiber_destroy(fiber)
-  withExtendedLifetime(state) {}
   return perOp
 }
 
