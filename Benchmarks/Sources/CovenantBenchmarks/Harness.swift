@@ -156,3 +156,47 @@ func runBlocking<T>(_ operation: @escaping @Sendable () async -> T) -> T {
   done.wait()
   return result.value!
 }
+
+// MARK: - Watchdog
+
+/// Ends the run if one id takes far longer than it should (a hang in the code measured must not
+/// hold CI up): prints `ID  ...  MISS (timed out …)` and exits with status 2.
+final class Watchdog: @unchecked Sendable {
+  private let lock = NSLock()
+  private var current: (id: String, deadline: UInt64)?
+  private let thread: Thread
+
+  init() {
+    let state = Box<Watchdog?>(nil)
+    thread = Thread {
+      while true {
+        Thread.sleep(forTimeInterval: 1)
+        state.value?.check()
+      }
+    }
+    state.value = self
+    thread.start()
+  }
+
+  /// Starts watching `id` for `seconds`.
+  func watch(_ id: String, seconds: Double) {
+    lock.lock()
+    current = (id, nowNanos() + UInt64(seconds * 1e9))
+    lock.unlock()
+  }
+
+  func stop() {
+    lock.lock()
+    current = nil
+    lock.unlock()
+  }
+
+  private func check() {
+    lock.lock()
+    let expired = current.flatMap { nowNanos() > $0.deadline ? $0.id : nil }
+    lock.unlock()
+    guard let expired else { return }
+    reportUnavailable(expired, "MISS", "timed out: hung or far too slow; run stopped")
+    exit(2)
+  }
+}

@@ -8,7 +8,8 @@ import NIOPosix
 //                                                                    [--verbose]
 // One line per id on stdout:
 //   ID  covenant=<figure>  baseline(<name>)=<figure>  ratio=<x.xx>  target=≤ y  PASS|MISS
-// Always exits 0 once the run completes (a MISS is a measurement, not a failure).
+// Always exits 0 once the run completes (a MISS is a measurement, not a failure); exits 2 if
+// an id hangs (the watchdog prints `ID  ...  MISS (timed out …)` first).
 
 let allIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "M1"]
 
@@ -71,9 +72,12 @@ emit(
 )
 
 let nio = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+let watchdog = Watchdog()
 
 for id in allIDs where selected.contains(id) {
   let start = nowNanos()
+  // Each id normally takes seconds (P3 and C1 the longest: ~20 s in a full run).
+  watchdog.watch(id, seconds: quick ? 90 : 300)
   switch id {
   case "P1": benchP1(effort)
   case "P2": benchP2(effort)
@@ -86,6 +90,7 @@ for id in allIDs where selected.contains(id) {
   case "M1": benchM1()
   default: break
   }
+  watchdog.stop()
   note("\(id) took \(String(format: "%.1f", Double(nowNanos() - start) / 1e9)) s")
 }
 
