@@ -14,7 +14,7 @@ extension CoFuture {
   /// - Throws: the future's error (`CoFutureError.canceled` if it was cancelled);
   ///   `CoroutineError.calledOutsideCoroutine` when it is pending and this is not a coroutine;
   ///   `CoroutineError.canceled` when the coroutine is cancelled while waiting.
-  public func await() throws -> Value {
+  @inlinable public func await() throws -> Value {
     if let result = cell.result { return try result.get() }
     let coroutine = try CoroutineContext.requireCurrent()
     try coroutine.suspend { waker in whenResolved { _ in waker.resume() } }

@@ -1,3 +1,4 @@
+import Synchronization
 /// The read side of a value that becomes available later: SwiftCoroutine's `CoFuture`.
 ///
 /// A future is *pending* until it is completed once, with a value or an error; later completions
@@ -24,10 +25,14 @@
 /// state is inside the cell's mutex; values and callbacks move to the completing thread by
 /// design, exactly as with `Promise`.
 public class CoFuture<Value>: @unchecked Sendable {
-  let cell: ResolutionCell<Value>
+  @usableFromInline let cell: ResolutionCell<Value>
+
+  /// Set once the future is resolved. Kept apart from `cell` so that `deinit`, which runs
+  /// unspecialized, can skip the generic cell (and its runtime metadata lookups) when done.
+  @usableFromInline let isResolved = Atomic<Bool>(false)
 
   /// A pending future (the base of `CoPromise` and of every derived future).
-  init() { cell = ResolutionCell() }
+  @inlinable init() { cell = ResolutionCell() }
 
   /// Creates a future that is already complete with `result`.
   ///
@@ -39,6 +44,7 @@ public class CoFuture<Value>: @unchecked Sendable {
   deinit {
     // Nobody can complete a deallocated future: whoever still observes it learns it was
     // cancelled (SwiftCoroutine's rule).
+    guard !isResolved.load(ordering: .acquiring) else { return }
     if let observers = cell.resolve(.failure(CoFutureError.canceled)), !observers.isEmpty {
       observers.notify(.failure(CoFutureError.canceled))
     }
@@ -77,15 +83,16 @@ public class CoFuture<Value>: @unchecked Sendable {
 
   /// Completes the future if pending and runs its observers on this thread. Returns whether
   /// this call completed it.
-  @discardableResult
+  @inlinable @discardableResult
   func resolve(_ result: Result<Value, any Error>) -> Bool {
     guard let observers = cell.resolve(result) else { return false }
+    isResolved.store(true, ordering: .releasing)
     observers.notify(result)
     return true
   }
 
   /// Runs `observer` synchronously when the future completes (at once if it has).
-  func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
+  @inlinable func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
     if let result = cell.observe(observer) { observer(result) }
   }
 

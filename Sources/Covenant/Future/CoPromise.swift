@@ -11,16 +11,16 @@
 /// `CoFutureError.canceled`. Safe to complete from any thread.
 public final class CoPromise<Value>: CoFuture<Value>, @unchecked Sendable {
   /// Creates a pending promise.
-  public override init() { super.init() }
+  @inlinable public override init() { super.init() }
 
   /// Completes the promise with `value`.
-  public func success(_ value: Value) { resolve(.success(value)) }
+  @inlinable public func success(_ value: Value) { resolve(.success(value)) }
 
   /// Completes the promise with `error`.
-  public func fail(_ error: any Error) { resolve(.failure(error)) }
+  @inlinable public func fail(_ error: any Error) { resolve(.failure(error)) }
 
   /// Completes the promise with `result`.
-  public func complete(with result: Result<Value, any Error>) { resolve(result) }
+  @inlinable public func complete(with result: Result<Value, any Error>) { resolve(result) }
 
   /// Completes the promise with `future`'s outcome when that future completes (at once if it
   /// has). Completing a promise with itself does nothing.
