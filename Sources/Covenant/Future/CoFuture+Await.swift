@@ -17,7 +17,9 @@ extension CoFuture {
   @inlinable public func await() throws -> Value {
     if let result = cell.result { return try result.get() }
     let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspend { waker in whenResolved { _ in waker.resume() } }
+    try coroutine.suspend { waker in
+      if cell.observeErased({ _ in waker.resume() }) != nil { waker.resume() }
+    }
     return try cell.result!.get()
   }
 
