@@ -2,6 +2,10 @@ import CCoroutineContext
 import Synchronization
 
 /// Thread-local slots (see `cov_tls_slots`) used by the coroutine layer.
+///
+/// Always accessed through the out-of-line `cov_tls_load`/`cov_tls_store`: the optimizer treats
+/// a thread-local address as constant within a function, so an inlined access after a
+/// suspension could read the slot of the thread the coroutine was suspended on.
 enum ThreadSlot {
   /// The `CoroutineContext` whose body runs on this thread right now, unretained.
   static let coroutine: Int32 = 0
@@ -66,7 +70,7 @@ final class CoroutineContext: @unchecked Sendable {
 
   /// The coroutine whose body is running on this thread.
   static var current: CoroutineContext? {
-    guard let raw = cov_tls_get(ThreadSlot.coroutine) else { return nil }
+    guard let raw = cov_tls_load(ThreadSlot.coroutine) else { return nil }
     return Unmanaged<CoroutineContext>.fromOpaque(raw).takeUnretainedValue()
   }
 
@@ -103,10 +107,10 @@ final class CoroutineContext: @unchecked Sendable {
   /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
   /// must run again at once (it was woken while suspending).
   func runSlice() -> Bool {
-    let previous = cov_tls_get(ThreadSlot.coroutine)
-    cov_tls_set(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
+    let previous = cov_tls_load(ThreadSlot.coroutine)
+    cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
     cov_fiber_resume(fiber)
-    cov_tls_set(ThreadSlot.coroutine, previous)
+    cov_tls_store(ThreadSlot.coroutine, previous)
     switch exit {
     case .suspend:
       return wait.confirmSuspended()

@@ -74,10 +74,10 @@ func generatorFiberEntry(_ argument: UnsafeMutableRawPointer?) {
 @inlinable @inline(__always)
 func resumeGeneratorFiber(_ fiber: OpaquePointer) {
   // The resume returns on the thread it was called on, so the inline slot access is valid.
-  let coroutine = cov_tls_get(GeneratorThreadSlot.coroutine)
-  if coroutine != nil { cov_tls_set(GeneratorThreadSlot.coroutine, nil) }
+  let coroutine = cov_tls_load(GeneratorThreadSlot.coroutine)
+  if coroutine != nil { cov_tls_store(GeneratorThreadSlot.coroutine, nil) }
   cov_fiber_resume(fiber)
-  if coroutine != nil { cov_tls_set(GeneratorThreadSlot.coroutine, coroutine) }
+  if coroutine != nil { cov_tls_store(GeneratorThreadSlot.coroutine, coroutine) }
 }
 
 /// `ThreadSlot.coroutine` as a literal that inlinable code can use (checked in

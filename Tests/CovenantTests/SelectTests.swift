@@ -1,0 +1,338 @@
+import Covenant
+import Dispatch
+import Foundation
+import Synchronization
+import XCTest
+
+final class SelectTests: XCTestCase {
+  func testReadyCaseWinsFirstInOrder() {
+    let a = CoChannel<Int>()
+    let b = CoChannel<String>()
+    b.offer("b")
+    a.offer(1)
+    coRun {
+      let first: String = try CoChannel.select {
+        $0.onReceive(a) { "a\($0)" }
+        $0.onReceive(b) { "b:\($0)" }
+      }
+      XCTAssertEqual(first, "a1")
+      let second: String = try CoChannel.select {
+        $0.onReceive(a) { "a\($0)" }
+        $0.onReceive(b) { "b:\($0)" }
+      }
+      XCTAssertEqual(second, "b:b")
+    }
+    XCTAssertTrue(a.isEmpty)
+    XCTAssertTrue(b.isEmpty)
+  }
+
+  func testDefaultWhenNothingIsReadyEvenOutsideACoroutine() throws {
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(capacity: 1)
+    b.offer(0)
+    let result: String = try CoChannel.select {
+      $0.onReceive(a) { "a\($0)" }
+      $0.onSend(b, 1) { "sent" }
+      $0.onDefault { "default" }
+    }
+    XCTAssertEqual(result, "default")
+    XCTAssertFalse(a.offer(1), "no receiver left on a")
+    XCTAssertEqual(b.poll(), 0)
+    XCTAssertNil(b.poll(), "the send case did not send")
+
+    let ready: String = try CoChannel.select {
+      $0.onSend(b, 2) { "sent" }
+      $0.onDefault { "default" }
+    }
+    XCTAssertEqual(ready, "sent")
+    XCTAssertEqual(b.poll(), 2)
+  }
+
+  func testWithoutDefaultOutsideCoroutineThrows() {
+    let a = CoChannel<Int>()
+    XCTAssertThrowsError(try CoChannel.select { $0.onReceive(a) { _ in } }) {
+      XCTAssertEqual($0 as? CoroutineError, .calledOutsideCoroutine)
+    }
+    XCTAssertFalse(a.offer(1) == false)
+    XCTAssertEqual(a.poll(), 1, "no waiter left behind")
+  }
+
+  func testWaitsForTheFirstCaseToComplete() {
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(bufferType: .none)
+    let c = CoChannel<Int>(bufferType: .none)
+    let queue = CoQueue()
+    let result = Box<String>("")
+    queue.start {
+      result.value = try CoChannel.select {
+        $0.onReceive(a) { "a\($0)" }
+        $0.onReceive(b) { "b\($0)" }
+        $0.onSend(c, 3) { "sent c" }
+      }
+    }
+    queue.flush()
+    XCTAssertEqual(result.value, "")
+    XCTAssertEqual(c.count, 1, "the send case waits on c")
+    XCTAssertTrue(b.offer(2))
+    queue.flush()
+    XCTAssertEqual(result.value, "b2")
+    // The losers left nothing behind.
+    XCTAssertFalse(a.offer(1), "no receiver left on a")
+    XCTAssertNil(c.poll(), "the send case did not send")
+    XCTAssertEqual(c.count, 0)
+  }
+
+  func testSendCaseCompletesWhenAReceiverComes() {
+    let a = CoChannel<Int>(bufferType: .none)
+    let out = CoChannel<String>(bufferType: .none)
+    let queue = CoQueue()
+    let result = Box<String>("")
+    queue.start {
+      result.value = try CoChannel.select {
+        $0.onReceive(a) { "a\($0)" }
+        $0.onSend(out.sender, "x") { "sent" }
+      }
+    }
+    queue.flush()
+    XCTAssertEqual(out.poll(), "x")
+    queue.flush()
+    XCTAssertEqual(result.value, "sent")
+    XCTAssertFalse(a.offer(1))
+  }
+
+  func testSelectOnMappedReceiverAndVoidSend() {
+    let numbers = CoChannel<Int>()
+    let out = CoChannel<Int>(capacity: 1)
+    numbers.offer(4)
+    coRun {
+      let text: String = try CoChannel.select {
+        $0.onReceive(numbers.map { $0 * 10 }) { "got \($0)" }
+      }
+      XCTAssertEqual(text, "got 40")
+      try CoChannel.select { $0.onSend(out, 1) }
+    }
+    XCTAssertEqual(out.poll(), 1)
+  }
+
+  func testClosedAndCancelledChannelsAreReady() {
+    let closed = CoChannel<Int>()
+    closed.close()
+    let canceled = CoChannel<Int>()
+    canceled.cancel()
+    let pending = CoChannel<Int>(bufferType: .none)
+    coRun {
+      XCTAssertThrowsError(try CoChannel.select {
+        $0.onReceive(pending) { _ in }
+        $0.onReceive(closed) { _ in }
+      }) { XCTAssertTrue(isChannelError($0, .closed)) }
+      let result: Result<Int, CoChannelError> = try CoChannel.select {
+        $0.onReceive(pending) { .success($0) }
+        $0.onReceiveResult(canceled) { $0 }
+      }
+      XCTAssertEqual(result, .failure(.canceled))
+      XCTAssertThrowsError(try CoChannel.select { $0.onSend(closed, 1) }) {
+        XCTAssertTrue(isChannelError($0, .closed))
+      }
+    }
+    XCTAssertFalse(pending.offer(1), "no receiver left on the pending channel")
+  }
+
+  func testClosingWakesAWaitingSelect() {
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(bufferType: .none)
+    let queue = CoQueue()
+    let result = Box<String>("")
+    queue.start {
+      result.value = try CoChannel.select {
+        $0.onReceive(a) { "a\($0)" }
+        $0.onReceiveResult(b) { "b \($0)" }
+      }
+    }
+    queue.flush()
+    b.close()
+    queue.flush()
+    XCTAssertEqual(result.value, "b \(Result<Int, CoChannelError>.failure(.closed))")
+    XCTAssertFalse(a.offer(1))
+  }
+
+  func testBodyErrorsAreRethrown() {
+    let a = CoChannel<Int>()
+    a.offer(1)
+    coRun {
+      XCTAssertThrowsError(try CoChannel.select { $0.onReceive(a) { _ in throw TestError(5) } }) {
+        XCTAssertEqual($0 as? TestError, TestError(5))
+      }
+    }
+  }
+
+  func testCancellingTheSelectingCoroutineLeavesNoWaiter() {
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(bufferType: .none)
+    let scope = CoScope()
+    let queue = CoQueue()
+    let outcome = Box<String>("")
+    queue.queue.startCoroutine(in: scope) {
+      do {
+        try CoChannel.select {
+          $0.onReceive(a) { _ in }
+          $0.onSend(b, 1) {}
+        }
+        outcome.value = "completed"
+      } catch { outcome.value = "\(error)" }
+    }
+    queue.flush()
+    scope.cancel()
+    queue.flush()
+    XCTAssertEqual(outcome.value, "\(CoroutineError.canceled)")
+    XCTAssertFalse(a.offer(1))
+    XCTAssertNil(b.poll())
+    XCTAssertEqual(b.count, 0)
+  }
+
+  func testSameChannelInTwoCases() {
+    let channel = CoChannel<Int>(capacity: 1)
+    coRun {
+      let first: String = try CoChannel.select {
+        $0.onReceive(channel) { "received \($0)" }
+        $0.onSend(channel, 1) { "sent" }
+      }
+      XCTAssertEqual(first, "sent")
+      let second: String = try CoChannel.select {
+        $0.onReceive(channel) { "received \($0)" }
+        $0.onSend(channel, 2) { "sent" }
+      }
+      XCTAssertEqual(second, "received 1")
+    }
+  }
+
+  func testSelectsOnBothSidesOfRendezvousChannels() {
+    // A selecting sender meets a selecting receiver.
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(bufferType: .none)
+    let queue = DispatchQueue(label: "both-sides", attributes: .concurrent)
+    let rounds = 2_000
+    let received = Mutex([Int]())
+    let group = DispatchGroup()
+    group.enter()
+    queue.startCoroutine {
+      defer { group.leave() }
+      for value in 0..<rounds {
+        try CoChannel.select {
+          $0.onSend(a, value)
+          $0.onSend(b, value)
+        }
+      }
+    }
+    group.enter()
+    queue.startCoroutine {
+      defer { group.leave() }
+      for _ in 0..<rounds {
+        let value: Int = try CoChannel.select {
+          $0.onReceive(b) { $0 }
+          $0.onReceive(a) { $0 }
+        }
+        received.withLock { $0.append(value) }
+      }
+    }
+    XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+    XCTAssertEqual(received.withLock { $0 }, Array(0..<rounds))
+  }
+
+  func testRacingProducersExactlyOneCasePerRound() {
+    // Two producers race on two channels, a third channel is never ready; each round of the
+    // consumer's select takes exactly one element, and none is lost or duplicated.
+    let rounds = 10_000
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(capacity: 1)
+    let never = CoChannel<Int>(bufferType: .none)
+    let queue = DispatchQueue(label: "race", attributes: .concurrent)
+    let fired = Mutex([Int](repeating: 0, count: rounds))
+    let bodiesRun = Mutex(0)
+    let done = DispatchSemaphore(value: 0)
+    queue.startCoroutine {
+      for value in stride(from: 0, to: rounds, by: 2) { try a.awaitSend(value) }
+    }
+    queue.startCoroutine {
+      for value in stride(from: 1, to: rounds, by: 2) { try b.awaitSend(value) }
+    }
+    queue.startCoroutine {
+      for _ in 0..<rounds {
+        let value: Int = try CoChannel.select {
+          $0.onReceive(a) { value in
+            bodiesRun.withLock { $0 += 1 }
+            return value
+          }
+          $0.onReceive(b) { value in
+            bodiesRun.withLock { $0 += 1 }
+            return value
+          }
+          $0.onReceive(never) { _ in
+            XCTFail("never ready")
+            return -1
+          }
+        }
+        fired.withLock { $0[value] += 1 }
+      }
+      done.signal()
+    }
+    XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+    XCTAssertEqual(bodiesRun.withLock { $0 }, rounds, "exactly one body per round")
+    XCTAssertEqual(fired.withLock { $0.filter { $0 != 1 }.count }, 0, "each element exactly once")
+    XCTAssertNil(a.poll())
+    XCTAssertNil(b.poll())
+    XCTAssertFalse(never.offer(0), "no waiter left behind")
+  }
+
+  func testCompetingSelectsAndPlainReceivers() {
+    // Two selecting consumers and one plain consumer compete for two producers' elements.
+    let perProducer = 5_000
+    let a = CoChannel<Int>(bufferType: .none)
+    let b = CoChannel<Int>(capacity: 4)
+    let queue = DispatchQueue(label: "compete", attributes: .concurrent)
+    let seen = Mutex([UInt8](repeating: 0, count: 2 * perProducer))
+    let producersLeft = Mutex(2)
+    let group = DispatchGroup()
+    for (channel, base) in [(a, 0), (b, perProducer)] {
+      queue.startCoroutine {
+        for offset in 0..<perProducer { try channel.awaitSend(base + offset) }
+        if producersLeft.withLock({ left -> Bool in left -= 1; return left == 0 }) {
+          a.close()
+          b.close()
+        }
+      }
+    }
+    for _ in 0..<2 {
+      group.enter()
+      queue.startCoroutine {
+        defer { group.leave() }
+        var open = (a: true, b: true)
+        while open.a || open.b {
+          let value: Int? = try CoChannel.select { select in
+            if open.a {
+              select.onReceiveResult(a) { result in
+                if case .success(let value) = result { return value }
+                open.a = false
+                return nil
+              }
+            }
+            if open.b {
+              select.onReceiveResult(b) { result in
+                if case .success(let value) = result { return value }
+                open.b = false
+                return nil
+              }
+            }
+          }
+          if let value { seen.withLock { $0[value] &+= 1 } }
+        }
+      }
+    }
+    group.enter()
+    queue.startCoroutine {
+      defer { group.leave() }
+      for value in b.makeIterator() { seen.withLock { $0[value] &+= 1 } }
+    }
+    XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+    XCTAssertEqual(seen.withLock { $0.filter { $0 != 1 }.count }, 0)
+  }
+}
