@@ -55,6 +55,20 @@ void *__tsan_get_current_fiber(void);
 void *__tsan_create_fiber(unsigned flags);
 void __tsan_destroy_fiber(void *fiber);
 void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+#endif
+
+// A fiber record changes hands between threads through synchronisation TSan cannot see: the
+// Swift layer's reference counts (the last release, which destroys a finished fiber, may run
+// on any thread). Every switch out of a fiber releases the record and every resume or destroy
+// acquires it, which states that real happens-before edge to TSan.
+#if defined(COV_TSAN)
+#define COV_TSAN_HANDOVER_OUT(fiber) __tsan_release(fiber)
+#define COV_TSAN_HANDOVER_IN(fiber) __tsan_acquire(fiber)
+#else
+#define COV_TSAN_HANDOVER_OUT(fiber) ((void)0)
+#define COV_TSAN_HANDOVER_IN(fiber) ((void)0)
 #endif
 
 // MARK: - State
@@ -81,6 +95,9 @@ struct cov_fiber {
 #endif
 };
 
+// The record sits below the top of the stack, 64-aligned: keep it within the documented 256 bytes.
+_Static_assert(sizeof(cov_fiber_t) + 63 <= 256, "fiber record too large");
+
 _Thread_local void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
 typedef struct {
@@ -90,7 +107,7 @@ typedef struct {
 
 static _Thread_local thread_state_t thread_state;
 
-static void misuse(const char *message) {
+static __attribute__((noreturn, cold)) void misuse(const char *message) {
   static const char prefix[] = "Covenant: fiber misuse: ";
   ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
   ignored = write(STDERR_FILENO, message, strlen(message));
@@ -123,11 +140,15 @@ static void fiber_main(cov_transfer_t transfer) {
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
+#if defined(COV_TSAN)
+  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+#endif
+  COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(NULL, fiber->resumer_bottom, fiber->resumer_size);
 #endif
 #if defined(COV_TSAN)
-  __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
+  __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
   cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
   __builtin_trap();  // a finished fiber is never resumed
@@ -169,6 +190,7 @@ void cov_fiber_resume(cov_fiber_t *fiber) {
     cov_overflow_handler_install();
     state->overflow_ready = true;
   }
+  COV_TSAN_HANDOVER_IN(fiber);
   if (__builtin_expect(fiber->running | fiber->finished, 0))
     misuse(fiber->running ? "cov_fiber_resume of a running fiber"
                           : "cov_fiber_resume of a finished fiber");
@@ -201,7 +223,11 @@ void cov_fiber_suspend(void) {
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
 #if defined(COV_TSAN)
-  __tsan_switch_to_fiber(fiber->tsan_resumer, 0);
+  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+#endif
+  COV_TSAN_HANDOVER_OUT(fiber);
+#if defined(COV_TSAN)
+  __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(&fiber->fake_stack, fiber->resumer_bottom, fiber->resumer_size);
@@ -218,6 +244,7 @@ int cov_fiber_is_finished(const cov_fiber_t *fiber) { return fiber->finished; }
 
 void cov_fiber_destroy(cov_fiber_t *fiber) {
   if (!fiber) return;
+  COV_TSAN_HANDOVER_IN(fiber);
   if (fiber->running || (fiber->started && !fiber->finished))
     misuse("cov_fiber_destroy of a suspended or running fiber");
 #if defined(COV_TSAN)

@@ -49,8 +49,8 @@ static void report_overflow(size_t stack_size) {
   size_t length = 0;
   static const char head[] = "Covenant: coroutine stack overflow (stack size ";
   static const char tail[] =
-      " bytes); raise it with Coroutine stack size settings "
-      "(e.g. cov_stack_set_default_size / stackSize:)\n";
+      " bytes); raise it with `Coroutine.defaultStackSize = ...` or "
+      "`startCoroutine(stackSize: ...)`\n";
   memcpy(buffer, head, sizeof head - 1);
   length += sizeof head - 1;
   char digits[24];

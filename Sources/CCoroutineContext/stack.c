@@ -9,9 +9,12 @@
 // Elsewhere (older kernels, macOS) every stack is its own mapping with a PROT_NONE guard.
 //
 // Life cycle of a default-size stack: allocate -> (pool <-> in use)* -> returned to the system.
-// Pooled stacks keep their pages (a warm reuse). A stack returned to the system from a slab gets
-// MADV_DONTNEED on its usable part (guard markers survive it) and its slot goes on the slab's
-// free list; a slab whose slots are all free is unmapped.
+// Pooled stacks keep their pages (a warm reuse). Slab stacks returned to the system are batched
+// (RELEASE_BATCH at a time): their pages are dropped with MADV_DONTNEED, adjacent slots in one
+// call (guard markers survive it), and the slots go back on their slabs' free lists. A few empty
+// slabs are kept mapped (no pages, just address space); beyond that they are unmapped.
+// Page faults dominate the cost of fresh stacks (one for the page the fiber record and first
+// frames live on), so reuse through the pool is what makes fibers cheap.
 //
 // Thread safety: every entry point may be called from any thread; one mutex guards the pool
 // and the slabs, and system calls that can be done outside it are.
@@ -42,6 +45,13 @@
 #define MAP_ANONYMOUS MAP_ANON
 #endif
 
+// Dropping the pages of a stack returned to the system. macOS only reclaims with MADV_FREE.
+#if defined(__APPLE__) && defined(MADV_FREE)
+#define COV_MADV_DROP MADV_FREE
+#else
+#define COV_MADV_DROP MADV_DONTNEED
+#endif
+
 #if defined(COV_ASAN)
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
@@ -53,6 +63,8 @@ enum {
   COV_DEFAULT_POOL_CAPACITY = 64,
   SLAB_SLOTS = 64,
   REGISTRY_CAPACITY = 16384,
+  RELEASE_BATCH = 64,
+  KEEP_EMPTY_SLABS = 8,
 };
 
 // MARK: - Configuration
@@ -228,7 +240,17 @@ struct cov_slab {
   unsigned free_slots[SLAB_SLOTS];
 };
 
+// A child forked while another thread held the lock would deadlock on its first allocation.
+static void before_fork(void) { pthread_mutex_lock(&lock); }
+static void after_fork(void) { pthread_mutex_unlock(&lock); }
+__attribute__((constructor)) static void register_fork_handlers(void) {
+  pthread_atfork(before_fork, after_fork, after_fork);
+}
+
 static slab_class_t *classes;
+static size_t empty_slabs;                 // slabs with every slot free, kept mapped
+static cov_stack_t released[RELEASE_BATCH];  // slab stacks waiting for MADV_DONTNEED
+static size_t released_count;
 static cov_stack_t *pool;
 static size_t pool_count;
 static size_t pool_allocated;
@@ -337,6 +359,7 @@ static cov_slab_t *slab_create(size_t size, int *error) {
 }
 
 static void slab_take_slot(cov_slab_t *slab, cov_stack_t *out) {
+  if (slab->free_count == SLAB_SLOTS) empty_slabs--;
   unsigned index = slab->free_slots[--slab->free_count];
   if (slab->free_count == 0) partial_unlink(slab->owner, slab);
   char *slot = slab->memory + (size_t)index * slab->slot_size;
@@ -373,37 +396,80 @@ static int slab_allocate(size_t size, cov_stack_t *out) {
                                       (uintptr_t)(slab->memory + slab->memory_size),
                                       slab->slot_size, size);
   partial_link(c, slab);
+  empty_slabs++;  // it is, until slab_take_slot
   slab_take_slot(slab, out);
   pthread_mutex_unlock(&lock);
   return 0;
 }
 
-static void slab_free_slot(cov_stack_t *stack) {
+// Puts a slot back on its slab's free list (lock held). Returns the slab if it must now be
+// unmapped (it is empty and enough empty slabs are kept already), else NULL.
+static cov_slab_t *slab_push_slot(cov_stack_t *stack) {
   cov_slab_t *slab = stack->allocation;
-  // Drop the pages (outside the lock: the slot is not on a free list yet). Guard markers live in
-  // [guard, base) and survive MADV_DONTNEED anyway.
-  madvise(stack->base, stack->size, MADV_DONTNEED);
-  unsigned index = (unsigned)(((char *)stack->guard - slab->memory) / slab->slot_size);
-
-  pthread_mutex_lock(&lock);
   slab_class_t *c = slab->owner;
+  unsigned index = (unsigned)(((char *)stack->guard - slab->memory) / slab->slot_size);
   if (slab->free_count == 0) partial_link(c, slab);
   slab->free_slots[slab->free_count++] = index;
-  bool empty = slab->free_count == SLAB_SLOTS;
-  // Keep one empty slab per class so that a workload hovering at a slab boundary does not map
-  // and unmap repeatedly.
-  if (empty && (c->partial != slab || slab->next != NULL)) {
-    partial_unlink(c, slab);
-    registry_remove(slab->registry_index);
-  } else {
-    empty = false;
+  if (slab->free_count < SLAB_SLOTS) return NULL;
+  // Empty. Keep a few (address space and page tables only: their pages are dropped) so that a
+  // workload hovering around a slab boundary does not map, guard and unmap repeatedly.
+  if (empty_slabs < KEEP_EMPTY_SLABS) {
+    empty_slabs++;
+    return NULL;
+  }
+  partial_unlink(c, slab);
+  registry_remove(slab->registry_index);
+  return slab;
+}
+
+// Drops the pages of released slab stacks and puts their slots back (called without the lock).
+// Sorted by address, runs of adjacent slots of one slab take one MADV_DONTNEED, which spans the
+// guards in between: guard markers survive MADV_DONTNEED.
+static void flush_released(cov_stack_t *batch, size_t count) {
+  for (size_t i = 1; i < count; i++) {  // insertion sort by address
+    cov_stack_t item = batch[i];
+    size_t j = i;
+    for (; j > 0 && (uintptr_t)batch[j - 1].base > (uintptr_t)item.base; j--) batch[j] = batch[j - 1];
+    batch[j] = item;
+  }
+  for (size_t i = 0; i < count;) {
+    char *start = batch[i].base;
+    char *end = start + batch[i].size;
+    size_t j = i + 1;
+    while (j < count && batch[j].allocation == batch[i].allocation && batch[j].guard == end) {
+      end = (char *)batch[j].base + batch[j].size;
+      j++;
+    }
+    madvise(start, (size_t)(end - start), COV_MADV_DROP);
+    i = j;
+  }
+  cov_slab_t *doomed[RELEASE_BATCH];
+  size_t doomed_count = 0;
+  pthread_mutex_lock(&lock);
+  for (size_t i = 0; i < count; i++) {
+    cov_slab_t *slab = slab_push_slot(&batch[i]);
+    if (slab) doomed[doomed_count++] = slab;
   }
   pthread_mutex_unlock(&lock);
-
-  if (empty) {
-    munmap(slab->memory, slab->memory_size);
-    free(slab);
+  for (size_t i = 0; i < doomed_count; i++) {
+    munmap(doomed[i]->memory, doomed[i]->memory_size);
+    free(doomed[i]);
   }
+}
+
+// Slab stacks beyond the pool are returned in batches of RELEASE_BATCH.
+static void slab_free_slot(cov_stack_t *stack) {
+  cov_stack_t batch[RELEASE_BATCH];
+  pthread_mutex_lock(&lock);
+  released[released_count++] = *stack;
+  if (released_count < RELEASE_BATCH) {
+    pthread_mutex_unlock(&lock);
+    return;
+  }
+  memcpy(batch, released, sizeof batch);
+  released_count = 0;
+  pthread_mutex_unlock(&lock);
+  flush_released(batch, RELEASE_BATCH);
 }
 
 // MARK: - Public API

@@ -44,3 +44,20 @@ public func wait<T>(for promise: Promise<T>, timeout: TimeInterval = 10) throws 
   }
   return try result.get()
 }
+
+/// Waits for `future` to complete, running the current run loop meanwhile.
+///
+/// - Returns: the future's value.
+/// - Throws: the future's error (`CoFutureError.canceled` if it was cancelled), or
+///   `WaitTimeoutError` after `timeout` seconds (the future is left alone).
+///
+/// ```swift
+/// let total = try wait(for: DispatchQueue.global().coroutineFuture { try sum.await() })
+/// ```
+public func wait<T>(for future: CoFuture<T>, timeout: TimeInterval = 10) throws -> T {
+  let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+  guard spinRunLoop(until: deadline, { future.result != nil }), let result = future.result else {
+    throw WaitTimeoutError(subject: "CoFuture<\(T.self)>", timeout: timeout)
+  }
+  return try result.get()
+}

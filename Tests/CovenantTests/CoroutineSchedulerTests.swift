@@ -22,7 +22,7 @@ final class CoroutineSchedulerTests: XCTestCase {
   func testCoroutinesOnConcurrentQueue() {
     let (queue, key) = DispatchQueue.tagged("concurrent", attributes: .concurrent)
     let count = 200
-    let finished = Counter()
+    let finished = HitCounter()
     let done = expectation(description: "done")
     done.expectedFulfillmentCount = count
     for index in 0..<count {
@@ -65,6 +65,18 @@ final class CoroutineSchedulerTests: XCTestCase {
     wait(for: [done], timeout: 5)
   }
 
+  func testCoroutineOnMainRunLoopWhileTestWaits() {
+    let done = expectation(description: "done")
+    RunLoop.main.startCoroutine {
+      XCTAssertTrue(Thread.isMainThread)
+      let value = try Promise<Int>(on: .global()) { 11 }.await()
+      XCTAssertEqual(value, 11)
+      XCTAssertTrue(Thread.isMainThread)
+      done.fulfill()
+    }
+    wait(for: [done], timeout: 5)
+  }
+
   func testUserDefinedSchedulerLikeManagedObjectContext() {
     let context = PerformingContext()
     let done = expectation(description: "done")
@@ -100,7 +112,7 @@ final class CoroutineSchedulerTests: XCTestCase {
       DispatchQueue.global(), PerformingContext(),
     ]).value
     let count = 2_000
-    let total = Counter()
+    let total = HitCounter()
     let done = expectation(description: "done")
     done.expectedFulfillmentCount = count
     let all = UnsafeTransfer(schedulers)

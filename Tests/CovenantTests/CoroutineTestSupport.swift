@@ -17,7 +17,7 @@ final class RunLoopThread: @unchecked Sendable {
       owner.runLoop.add(Timer(timeInterval: 1e9, repeats: false) { _ in }, forMode: .default)
       owner.ready.signal()
       while owner.keepRunning.value {
-        _ = owner.runLoop.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+        _ = owner.runLoop.run(mode: .default, before: .distantFuture)
       }
     }
     owner.thread = thread
@@ -26,7 +26,10 @@ final class RunLoopThread: @unchecked Sendable {
     return owner
   }
 
-  func stop() { keepRunning.value = false }
+  func stop() {
+    keepRunning.value = false
+    runLoop.scheduleTask {}  // wakes the loop so it sees the flag
+  }
 }
 
 /// A scheduler written the way SPEC §3.3 shows for NSManagedObjectContext.
@@ -51,7 +54,7 @@ struct UnsafeTransfer<T>: @unchecked Sendable {
 }
 
 /// A counter safe to bump from any thread.
-final class Counter: @unchecked Sendable {
+final class HitCounter: @unchecked Sendable {
   private let lock = NSLock()
   private var count = 0
   func increment() { lock.withLock { count += 1 } }

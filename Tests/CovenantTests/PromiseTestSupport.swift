@@ -49,6 +49,16 @@ class PromiseTestCase: XCTestCase {
     XCTAssertTrue(waitForPromises(timeout: 2), "promises still pending", file: file, line: line)
   }
 
+  /// Runs the main run loop until `condition` holds; `false` after `timeout` seconds.
+  func eventually(timeout: TimeInterval = 2, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: timeout)
+    while !condition() {
+      if Date() >= deadline { return false }
+      _ = waitForPromises(timeout: 0.001)
+    }
+    return true
+  }
+
   /// Lets queued blocks run for a moment, without requiring every promise to be resolved.
   func runBriefly() { _ = waitForPromises(timeout: 0.02) }
 

@@ -143,6 +143,15 @@ final class PromiseThenTests: PromiseTestCase {
     XCTAssertEqual(derived.error as? TestError, TestError(5))
   }
 
+  func testReturningSendableErrorExistentialOrErrorClassRejects() {
+    final class ClassError: Error, @unchecked Sendable {}
+    let existential = Promise(1).then(on: queue.queue) { _ -> any Error & Sendable in TestError(5) }
+    let classError = Promise(1).then(on: queue.queue) { _ in ClassError() }
+    settle()
+    XCTAssertEqual(existential.error as? TestError, TestError(5))
+    XCTAssertTrue(classError.error is ClassError)
+  }
+
   func testReturningNSErrorRejects() {
     let error = NSError(domain: "test", code: 7)
     let derived = Promise(1).then(on: queue.queue) { _ in error }

@@ -189,6 +189,7 @@ final class PromiseWrapTests: PromiseTestCase {
       let promise = wrap(on: queue.queue) { handler in stored.append(handler) }
       weakPromise = promise
     }
+    XCTAssertTrue(eventually { stored.count == 1 }, "work did not run")
     runBriefly()
     XCTAssertNotNil(weakPromise, "released before the handler was called")
     stored.elements.first?(5)

@@ -127,6 +127,19 @@ static inline void cov_tls_set(int slot, void *value) { cov_tls_slots[slot] = va
 
 // MARK: - Additions (not in the original interface)
 
+// Notes on the fiber API (behaviour of the implementation, no change to the declarations above):
+// - Hand-off rule: a suspended fiber may be resumed on any thread, but only after the
+//   cov_fiber_resume that ran it has returned: that return (on the resumer's side) is the point
+//   where the suspension is complete. Publishing "resume me" from inside the fiber before
+//   cov_fiber_suspend lets another thread resume a fiber that is still running: decide in the
+//   resumer after cov_fiber_resume returns (or with a state machine that accounts for it).
+// - The fiber record lives at the top of its own stack (no malloc); cov_fiber_stack_size is the
+//   size of the whole stack, of which up to 256 bytes hold the record.
+// - Misuse (resuming a running or finished fiber, destroying a suspended one, suspending outside
+//   a fiber) prints "Covenant: fiber misuse: ..." and aborts.
+// - Fresh stacks cost a page fault (the first page) and pooled ones do not: create fibers when
+//   they first run rather than long before, and destroy them as soon as they finish.
+
 /// Out-of-line versions of cov_tls_get / cov_tls_set. Use these for any slot read or written
 /// after something that may suspend (cov_fiber_suspend, directly or not) in the same function:
 /// the optimizer treats a thread-local address as constant within a function, so an inlined

@@ -91,10 +91,12 @@ public final class Promise<Value>: @unchecked Sendable {
 
   /// Resolves the promise with `result` if it is still pending; otherwise does nothing.
   @inlinable public func resolve(_ result: Result<Value, any Error>) {
-    guard let observers = cell.resolve(result) else { return }
-    // Only the winning resolution gets here, once; deinit cannot run concurrently with it.
-    isInDispatchGroup.store(false, ordering: .relaxed)
-    observers.notify(result)
+    do {
+      guard let observers = cell.resolve(result) else { return }
+      // Only the winning resolution gets here, once; deinit cannot run concurrently with it.
+      isInDispatchGroup.store(false, ordering: .relaxed)
+      observers.notify(result)
+    }  // the observers (and what they capture) are released before the group is left
     DispatchGroup.promises.leave()
   }
 

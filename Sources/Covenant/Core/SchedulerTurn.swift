@@ -34,9 +34,9 @@ struct SchedulerTurn {
     }
     var turn = SchedulerTurn(scheduler: scheduler, next: nil)
     withUnsafeMutablePointer(to: &turn) { turn in
-      let previous = cov_tls_get(ThreadSlot.turn)
-      cov_tls_set(ThreadSlot.turn, UnsafeMutableRawPointer(turn))
-      defer { cov_tls_set(ThreadSlot.turn, previous) }
+      let previous = cov_tls_load(ThreadSlot.turn)
+      cov_tls_store(ThreadSlot.turn, UnsafeMutableRawPointer(turn))
+      defer { cov_tls_store(ThreadSlot.turn, previous) }
       var item = first
       for _ in 0..<handOffBudget {
         execute(item)
@@ -55,7 +55,7 @@ struct SchedulerTurn {
   /// Puts `item` in the slot if this thread is running a task of `scheduler` whose slot is
   /// free; otherwise returns false and the caller schedules it normally.
   static func handOff(_ item: TurnItem, to scheduler: ObjectIdentifier) -> Bool {
-    guard let raw = cov_tls_get(ThreadSlot.turn) else { return false }
+    guard let raw = cov_tls_load(ThreadSlot.turn) else { return false }
     let turn = raw.assumingMemoryBound(to: SchedulerTurn.self)
     guard turn.pointee.scheduler == scheduler else { return false }
     if case .some = turn.pointee.next { return false }

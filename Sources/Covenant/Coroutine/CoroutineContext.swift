@@ -2,6 +2,10 @@ import CCoroutineContext
 import Synchronization
 
 /// Thread-local slots (see `cov_tls_slots`) used by the coroutine layer.
+///
+/// Always accessed through the out-of-line `cov_tls_load`/`cov_tls_store`: the optimizer treats
+/// a thread-local address as constant within a function, so an inlined access after a
+/// suspension could read the slot of the thread the coroutine was suspended on.
 enum ThreadSlot {
   /// The `CoroutineContext` whose body runs on this thread right now, unretained.
   static let coroutine: Int32 = 0
@@ -15,6 +19,7 @@ enum ThreadSlot {
 /// Lifetime: the coroutine's own first frame holds a strong reference until the body returns
 /// or throws, so a suspended coroutine stays alive (with its stack) until it is resumed and
 /// finishes: frames are never skipped. Runners hold a reference while they run a slice.
+@usableFromInline
 final class CoroutineContext: @unchecked Sendable {
   /// What the coroutine asked for when it last switched out; read by the runner on the same
   /// thread right after the switch, so it needs no synchronisation.
@@ -29,8 +34,12 @@ final class CoroutineContext: @unchecked Sendable {
   private(set) var scheduler: any CoroutineScheduler
   private(set) var schedulerIdentity: ObjectIdentifier?
 
-  /// Set once in `init`; nil only if the stack allocation failed (and `init` threw).
+  /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
+  /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
+  /// started after another finished reuses its warm stack from the pool.
   private var fiber: OpaquePointer?
+  private let stackSize: Int
+  private let onStartFailure: ((any Error) -> Void)?
   private var body: (() throws -> Void)?
   var exit = Exit.suspend
 
@@ -46,16 +55,17 @@ final class CoroutineContext: @unchecked Sendable {
 
   /// Creates a coroutine that has not started yet.
   ///
-  /// - Throws: `CoroutineStartError` when no stack could be allocated.
+  /// - Parameter onStartFailure: called instead of the body when no stack can be allocated
+  ///   for the first slice; by default the failure is reported on stderr.
   init(
-    scheduler: any CoroutineScheduler, stackSize: Int = 0, body: @escaping () throws -> Void
-  ) throws {
+    scheduler: any CoroutineScheduler, stackSize: Int = 0,
+    onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
+  ) {
     self.scheduler = scheduler
     self.schedulerIdentity = Self.identity(of: scheduler)
+    self.stackSize = max(0, stackSize)
+    self.onStartFailure = onStartFailure
     self.body = body
-    fiber = cov_fiber_create(
-      max(0, stackSize), coroutineEntry, Unmanaged.passUnretained(self).toOpaque())
-    if fiber == nil { throw CoroutineStartError(stackSize: stackSize) }
   }
 
   deinit {
@@ -66,12 +76,12 @@ final class CoroutineContext: @unchecked Sendable {
 
   /// The coroutine whose body is running on this thread.
   static var current: CoroutineContext? {
-    guard let raw = cov_tls_get(ThreadSlot.coroutine) else { return nil }
+    guard let raw = cov_tls_load(ThreadSlot.coroutine) else { return nil }
     return Unmanaged<CoroutineContext>.fromOpaque(raw).takeUnretainedValue()
   }
 
   /// The current coroutine, or `calledOutsideCoroutine`.
-  static func requireCurrent() throws(CoroutineError) -> CoroutineContext {
+  @usableFromInline static func requireCurrent() throws(CoroutineError) -> CoroutineContext {
     guard let current else { throw .calledOutsideCoroutine }
     return current
   }
@@ -103,10 +113,11 @@ final class CoroutineContext: @unchecked Sendable {
   /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
   /// must run again at once (it was woken while suspending).
   func runSlice() -> Bool {
-    let previous = cov_tls_get(ThreadSlot.coroutine)
-    cov_tls_set(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
+    guard let fiber = fiber ?? makeFiber() else { return false }
+    let previous = cov_tls_load(ThreadSlot.coroutine)
+    cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
     cov_fiber_resume(fiber)
-    cov_tls_set(ThreadSlot.coroutine, previous)
+    cov_tls_store(ThreadSlot.coroutine, previous)
     switch exit {
     case .suspend:
       return wait.confirmSuspended()
@@ -117,6 +128,17 @@ final class CoroutineContext: @unchecked Sendable {
       finish()
       return false
     }
+  }
+
+  private func makeFiber() -> OpaquePointer? {
+    fiber = cov_fiber_create(stackSize, coroutineEntry, Unmanaged.passUnretained(self).toOpaque())
+    if fiber == nil {
+      let error = CoroutineStartError(stackSize: stackSize)
+      body = nil
+      if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
+      finish()
+    }
+    return fiber
   }
 
   /// The body, run on the coroutine's own stack by `coroutineEntry`.
@@ -144,7 +166,7 @@ final class CoroutineContext: @unchecked Sendable {
   ///
   /// `register` runs on the coroutine before it switches out; it may resume synchronously.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled before a waker wins.
-  func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
+  @usableFromInline func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
     generation &+= 1
     wait.begin(generation)
@@ -184,10 +206,10 @@ final class CoroutineContext: @unchecked Sendable {
 
   // MARK: Cancellation
 
-  var isCanceled: Bool { canceled.load(ordering: .relaxed) }
+  @usableFromInline var isCanceled: Bool { canceled.load(ordering: .relaxed) }
 
   /// Cancels the coroutine: its pending await throws `.canceled` promptly, later ones at once.
-  func cancel() {
+  @usableFromInline func cancel() {
     if canceled.exchange(true, ordering: .sequentiallyConsistent) { return }
     let generation = wait.currentGeneration
     if wait.claim(generation, canceling: true), wait.wake() { schedule() }
@@ -210,6 +232,7 @@ final class CoroutineContext: @unchecked Sendable {
 ///
 /// `resume()` is the usual call. Code that must deliver a value only if it wins (channels,
 /// select, timeouts) calls `claim()`, delivers, then `wake()`.
+@usableFromInline
 struct CoroutineWaker: @unchecked Sendable {
   let coroutine: CoroutineContext
   let generation: UInt64
@@ -223,7 +246,7 @@ struct CoroutineWaker: @unchecked Sendable {
   }
 
   /// `claim()` then `wake()`. Returns false (doing nothing) if the await was already resumed.
-  @discardableResult
+  @usableFromInline @discardableResult
   func resume() -> Bool {
     guard claim() else { return false }
     wake()

@@ -37,10 +37,15 @@ extension OperationQueue: CoroutineScheduler {
 }
 
 extension RunLoop: CoroutineScheduler {
-  /// Runs `task` on the run loop's thread the next time it runs (in the default mode).
+  /// Runs `task` on the run loop's thread, in any of the common modes, waking the run loop if
+  /// it is waiting.
+  ///
+  /// A zero-interval timer rather than `perform(_:)`: on Linux, `perform` does not wake a run
+  /// loop sleeping in `run()`, so the task would wait for some unrelated event.
   public func scheduleTask(_ task: @escaping () -> Void) {
     let task = UncheckedSendable(task)
-    perform { task.value() }
+    let timer = Timer(fire: Date(), interval: 0, repeats: false) { _ in task.value() }
+    add(timer, forMode: .common)
   }
 }
 
@@ -66,20 +71,16 @@ extension CoroutineScheduler {
   /// ```
   ///
   /// - Parameter stackSize: bytes of stack for this coroutine; `nil` uses
-  ///   `Coroutine.defaultStackSize`. A coroutine that does not get a stack (address space
-  ///   exhausted) does not run; the failure is reported on stderr.
+  ///   `Coroutine.defaultStackSize`. The stack is allocated when the coroutine first runs; a
+  ///   coroutine that cannot get one (address space exhausted) does not run, and the failure
+  ///   is reported on stderr.
   @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
   ) {
-    do {
-      let coroutine = try CoroutineContext(
-        scheduler: self, stackSize: stackSize ?? 0, body: task)
-      scope?.add(coroutine)
-      coroutine.start()
-    } catch {
-      reportUnstartableCoroutine(error)
-    }
+    let coroutine = CoroutineContext(scheduler: self, stackSize: stackSize ?? 0, body: task)
+    scope?.add(coroutine)
+    coroutine.start()
   }
 
   /// Inside a coroutine: moves the coroutine to this scheduler, runs `task` there, and moves it

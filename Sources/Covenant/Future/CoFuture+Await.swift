@@ -18,7 +18,10 @@ extension CoFuture {
   public func await() throws -> Value {
     if let result = cell.result { return try result.get() }
     let coroutine = try CoroutineHandle.current()
-    try coroutine.suspend { resumer in whenResolved { _ in resumer.resume() } }
+    try coroutine.suspend { resumer in
+      // An erased observer: no closure wrapping the typed one.
+      if cell.observeErased({ _ in resumer.resume() }) != nil { resumer.resume() }
+    }
     return try cell.result!.get()
   }
 

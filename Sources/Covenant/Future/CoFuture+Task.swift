@@ -20,15 +20,11 @@ extension CoFuture {
     scheduler: any CoroutineScheduler, stackSize: Int?, task: @escaping () throws -> Value
   ) {
     self.init()
-    let coroutine: CoroutineContext
-    do {
-      coroutine = try CoroutineContext(scheduler: scheduler, stackSize: stackSize ?? 0) {
-        [self] in
-        resolve(Result { try task() })
-      }
-    } catch {
-      resolve(.failure(error))
-      return
+    let coroutine = CoroutineContext(
+      scheduler: scheduler, stackSize: stackSize ?? 0,
+      onStartFailure: { [self] error in resolve(.failure(error)) }
+    ) { [self] in
+      resolve(Result { try task() })
     }
     // A cycle (future → observer → coroutine → body → future) that lasts only while both are
     // pending: completion drops the observers, and the finished coroutine drops its body.

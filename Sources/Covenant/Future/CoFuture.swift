@@ -29,12 +29,12 @@ public class CoFuture<Value>: @unchecked Sendable {
   /// Set once the cell is resolved. Kept apart from (and before) the generic `cell` because
   /// `deinit` runs unspecialized, where reading the cell costs runtime metadata lookups on
   /// every deallocation; this flag sits at a fixed offset and needs none.
-  @usableFromInline let isSettled: Atomic<Bool>
+  @usableFromInline let isResolved: Atomic<Bool>
   @usableFromInline let cell: ResolutionCell<Value>
 
   /// A pending future (the base of `CoPromise` and of every derived future).
   @inlinable init() {
-    isSettled = Atomic(false)
+    isResolved = Atomic(false)
     cell = ResolutionCell()
   }
 
@@ -44,7 +44,7 @@ public class CoFuture<Value>: @unchecked Sendable {
   /// let ready = CoFuture<Int>(result: .success(42))
   /// ```
   @inlinable public init(result: Result<Value, any Error>) {
-    isSettled = Atomic(true)
+    isResolved = Atomic(true)
     cell = ResolutionCell(resolved: result)
   }
 
@@ -52,7 +52,7 @@ public class CoFuture<Value>: @unchecked Sendable {
     // Nobody can complete a deallocated future: whoever still observes it learns it was
     // cancelled (SwiftCoroutine's rule). The last reference is gone, so whoever resolved it
     // has finished, flag included.
-    if isSettled.load(ordering: .relaxed) { return }
+    if isResolved.load(ordering: .acquiring) { return }
     if let observers = cell.resolve(.failure(CoFutureError.canceled)), !observers.isEmpty {
       observers.notify(.failure(CoFutureError.canceled))
     }
@@ -103,7 +103,7 @@ public class CoFuture<Value>: @unchecked Sendable {
   @inlinable
   final func claimResolution(_ result: Result<Value, any Error>) -> ObserverList<Value>? {
     guard let observers = cell.resolve(result) else { return nil }
-    isSettled.store(true, ordering: .relaxed)
+    isResolved.store(true, ordering: .releasing)
     return observers
   }
 

@@ -11,10 +11,12 @@ extension Promise {
   /// ```
   /// - Throws: the rejection error; `CoroutineError.calledOutsideCoroutine` outside a
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
-  public func await() throws -> Value {
+  @inlinable public func await() throws -> Value {
     if let result { return try result.get() }
     let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspend { waker in whenResolved { _ in waker.resume() } }
+    try coroutine.suspend { waker in
+      if cell.observeErased({ _ in waker.resume() }) != nil { waker.resume() }
+    }
     return try result!.get()
   }
 

@@ -24,5 +24,5 @@ extension CoCancellable {
 }
 
 extension CoroutineContext: CoCancellable {
-  func whenComplete(_ callback: @escaping () -> Void) { whenFinished(callback) }
+  @usableFromInline func whenComplete(_ callback: @escaping () -> Void) { whenFinished(callback) }
 }

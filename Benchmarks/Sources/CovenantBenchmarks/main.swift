@@ -1,0 +1,99 @@
+import Dispatch
+import Foundation
+import NIOPosix
+
+// CovenantBenchmarks: every SPEC §12 id against its baseline, in one run.
+//
+//   swift run -c release --package-path Benchmarks CovenantBenchmarks [--quick] [--only P1,C2]
+//                                                                    [--verbose]
+// One line per id on stdout:
+//   ID  covenant=<figure>  baseline(<name>)=<figure>  ratio=<x.xx>  target=≤ y  PASS|MISS
+// Always exits 0 once the run completes (a MISS is a measurement, not a failure); exits 2 if
+// an id hangs (the watchdog prints `ID  ...  MISS (timed out …)` first).
+
+let allIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "M1"]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+if arguments.contains("--m1-child") {
+  exit(m1Child())
+}
+
+func usage() -> Never {
+  print(
+    """
+    usage: CovenantBenchmarks [--quick] [--only ID,ID,...] [--verbose]
+      --quick     fewer iterations and repetitions (whole run under two minutes)
+      --only      run only these ids (\(allIDs.joined(separator: ", ")))
+      --verbose   print every sample and progress on stderr
+    """)
+  exit(0)
+}
+
+var quick = false
+var selected = allIDs
+var index = 0
+while index < arguments.count {
+  switch arguments[index] {
+  case "--quick": quick = true
+  case "--verbose", "-v": verbose = true
+  case "--only":
+    index += 1
+    guard index < arguments.count else { usage() }
+    selected = arguments[index].split(separator: ",").map {
+      $0.trimmingCharacters(in: .whitespaces).uppercased()
+    }
+    if let unknown = selected.first(where: { !allIDs.contains($0) }) {
+      print("unknown id \(unknown)")
+      usage()
+    }
+  case let other where other.hasPrefix("--only="):
+    selected = other.dropFirst("--only=".count).split(separator: ",").map {
+      $0.trimmingCharacters(in: .whitespaces).uppercased()
+    }
+  case "--help", "-h": usage()
+  default:
+    print("unknown argument \(arguments[index])")
+    usage()
+  }
+  index += 1
+}
+
+let effort = Effort(quick: quick)
+// Nothing here chains without `on:`, but keep stray blocks off the (never run) main queue.
+DispatchQueue.promises = .global()
+
+let overallStart = nowNanos()
+#if DEBUG
+  emit("warning: debug build; numbers are meaningless (use -c release)")
+#endif
+emit(
+  "CovenantBenchmarks \(quick ? "--quick" : "(full)")  cores=\(ProcessInfo.processInfo.activeProcessorCount)  ids=\(selected.joined(separator: ","))"
+)
+
+let nio = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+let watchdog = Watchdog()
+
+for id in allIDs where selected.contains(id) {
+  let start = nowNanos()
+  // Each id normally takes seconds (P3 and C1 the longest: ~20 s in a full run).
+  watchdog.watch(id, seconds: quick ? 90 : 300)
+  switch id {
+  case "P1": benchP1(effort)
+  case "P2": benchP2(effort)
+  case "P3": benchP3(effort, group: nio)
+  case "C1": benchC1(effort)
+  case "C2": benchC2(effort)
+  case "C3": benchC3(effort)
+  case "C4": benchC4(effort)
+  case "C5": benchC5(effort)
+  case "M1": benchM1()
+  default: break
+  }
+  watchdog.stop()
+  note("\(id) took \(String(format: "%.1f", Double(nowNanos() - start) / 1e9)) s")
+}
+
+try? nio.syncShutdownGracefully()
+emit(String(format: "done in %.1f s", Double(nowNanos() - overallStart) / 1e9))
+exit(0)
