@@ -12,7 +12,9 @@
 /// exclusivity checks (`@exclusivity(unchecked)`), which would cost more than the hand-off.
 @usableFromInline
 final class ChannelWaiter<Element>: @unchecked Sendable {
-  @usableFromInline @exclusivity(unchecked) var waker: CoroutineResumer
+  /// `nil` only while the waiter sits unused in a channel's spare slot (so that it does not keep
+  /// a finished coroutine, and its stack, alive).
+  @usableFromInline @exclusivity(unchecked) var currentWaker: CoroutineResumer?
   /// For a sender: the element to send (taken by the receiver). For a receiver: what it got.
   @usableFromInline @exclusivity(unchecked) var element: Element?
   /// Set instead of `element` when the channel was closed or cancelled.
@@ -21,16 +23,25 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) var isDone = false
 
   @inlinable init(waker: CoroutineResumer, element: Element? = nil) {
-    self.waker = waker
+    currentWaker = waker
     self.element = element
   }
 
   /// Makes a recycled waiter wait for `waker`, as if new.
   @inlinable func reuse(waker: CoroutineResumer, element: Element?) {
-    self.waker = waker
+    currentWaker = waker
     self.element = element
     error = nil
     isDone = false
+  }
+
+  /// The waker of the wait this waiter stands for.
+  @inlinable var waker: CoroutineResumer { currentWaker.unsafelyUnwrapped }
+
+  /// Drops what the finished wait held, before the waiter is kept for reuse.
+  @inlinable func clear() {
+    currentWaker = nil
+    element = nil
   }
 
   /// The outcome of a completed receive.

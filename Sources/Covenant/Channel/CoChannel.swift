@@ -104,7 +104,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// is over (its result taken), so that nobody else can touch it.
   @inlinable
   func recycle(_ waiter: ChannelWaiter<Element>) {
-    waiter.element = nil
+    waiter.clear()
     let raw = Unmanaged.passRetained(waiter).toOpaque()
     if let old = spareWaiter.exchange(raw, ordering: .acquiringAndReleasing) {
       Unmanaged<ChannelWaiter<Element>>.fromOpaque(old).release()
