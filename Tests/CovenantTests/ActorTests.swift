@@ -24,10 +24,11 @@ final class ActorTests: XCTestCase {
         }
       }
     }
-    DispatchQueue.concurrentPerform(iterations: 100_000) { _ in
+    let increments = TestScale.stress(100_000)
+    DispatchQueue.concurrentPerform(iterations: increments) { _ in
       counter.offer(.increment)
     }
-    XCTAssertEqual(try wait(for: counter.ask { .get($0) }, timeout: 20), 100_000)
+    XCTAssertEqual(try wait(for: counter.ask { .get($0) }, timeout: 20), increments)
     counter.close()
   }
 

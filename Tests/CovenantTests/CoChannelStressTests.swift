@@ -44,20 +44,20 @@ final class CoChannelStressTests: XCTestCase {
   }
 
   func testMPMCBuffered100k() {
-    runMPMC(bufferType: .buffered(capacity: 16), producers: 4, consumers: 4, perProducer: 25_000)
+    runMPMC(bufferType: .buffered(capacity: 16), producers: 4, consumers: 4, perProducer: TestScale.stress(25_000))
   }
 
   func testMPMCRendezvous() {
-    runMPMC(bufferType: .none, producers: 3, consumers: 3, perProducer: 10_000)
+    runMPMC(bufferType: .none, producers: 3, consumers: 3, perProducer: TestScale.stress(10_000))
   }
 
   func testMPMCUnlimited() {
-    runMPMC(bufferType: .unlimited, producers: 3, consumers: 2, perProducer: 10_000)
+    runMPMC(bufferType: .unlimited, producers: 3, consumers: 2, perProducer: TestScale.stress(10_000))
   }
 
   func testConcurrentCancelLosesNoWaiter() {
     // Senders, receivers and a cancel race; every coroutine must end.
-    for _ in 0..<20 {
+    for _ in 0..<TestScale.stress(20, sanitizerDivisor: 5) {
       let channel = CoChannel<Int>(bufferType: .buffered(capacity: 2))
       let queue = DispatchQueue(label: "cancel-race", attributes: .concurrent)
       let group = DispatchGroup()

@@ -68,7 +68,7 @@ final class GeneratorTests: XCTestCase {
   }
 
   func testOneMillionElements() {
-    let count = 1_000_000
+    let count = TestScale.stress(1_000_000)
     let g = Generator<Int> { yield in
       for i in 0..<count { try yield(i) }
     }

@@ -210,7 +210,7 @@ final class SelectTests: XCTestCase {
     let a = CoChannel<Int>(bufferType: .none)
     let b = CoChannel<Int>(bufferType: .none)
     let queue = DispatchQueue(label: "both-sides", attributes: .concurrent)
-    let rounds = 2_000
+    let rounds = TestScale.stress(2_000)
     let received = Locked([Int]())
     let group = DispatchGroup()
     group.enter()
@@ -241,7 +241,7 @@ final class SelectTests: XCTestCase {
   func testRacingProducersExactlyOneCasePerRound() {
     // Two producers race on two channels, a third channel is never ready; each round of the
     // consumer's select takes exactly one element, and none is lost or duplicated.
-    let rounds = 10_000
+    let rounds = TestScale.stress(10_000)
     let a = CoChannel<Int>(bufferType: .none)
     let b = CoChannel<Int>(capacity: 1)
     let never = CoChannel<Int>(bufferType: .none)
@@ -285,7 +285,7 @@ final class SelectTests: XCTestCase {
 
   func testCompetingSelectsAndPlainReceivers() {
     // Two selecting consumers and one plain consumer compete for two producers' elements.
-    let perProducer = 5_000
+    let perProducer = TestScale.stress(5_000)
     let a = CoChannel<Int>(bufferType: .none)
     let b = CoChannel<Int>(capacity: 4)
     let queue = DispatchQueue(label: "compete", attributes: .concurrent)

@@ -23,7 +23,7 @@ final class StackOverflowTests: XCTestCase {
       try process.run()
       let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       process.waitUntilExit()
-      if Self.runsUnderSanitizer {
+      if TestScale.runsUnderSanitizer {
         // ASan/TSan handle the re-raised fault themselves and exit with a status instead.
         XCTAssertNotEqual(process.terminationStatus, 0, output)
       } else {
@@ -36,17 +36,6 @@ final class StackOverflowTests: XCTestCase {
         output.contains("Covenant: coroutine stack overflow (stack size 65536 bytes)"), output)
     #else
       throw XCTSkip("child-process overflow test runs on Linux")
-    #endif
-  }
-
-  /// Whether a sanitizer runtime is loaded into this process.
-  private static var runsUnderSanitizer: Bool {
-    #if os(Linux)
-      let handle = dlopen(nil, RTLD_NOW)
-      defer { if let handle { dlclose(handle) } }
-      return dlsym(handle, "__tsan_init") != nil || dlsym(handle, "__asan_init") != nil
-    #else
-      return false
     #endif
   }
 
