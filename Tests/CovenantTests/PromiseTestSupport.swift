@@ -28,7 +28,7 @@ final class LabeledQueue: @unchecked Sendable {  // immutable after init; Dispat
 
 /// A thread-safe log of what the blocks under test saw.
 final class Recorder<Element: Sendable>: Sendable {
-  private let storage = Mutex<[Element]>([])
+  private let storage = Locked<[Element]>([])  // NSLock: TSan sees its hand-overs
   func append(_ element: Element) { storage.withLock { $0.append(element) } }
   var elements: [Element] { storage.withLock { $0 } }
   var count: Int { storage.withLock { $0.count } }
