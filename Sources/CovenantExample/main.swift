@@ -80,4 +80,58 @@ queue.startCoroutine {
 }
 finished.wait()
 
+// 3. A generator: a lazy sequence computed on its own stack, no scheduler needed.
+let fibonacci = Generator<Int> { yield in
+  var (a, b) = (0, 1)
+  while true {
+    try yield(a)
+    (a, b) = (b, a + b)
+  }
+}
+step("generator: first Fibonacci numbers \(Array(fibonacci.prefix(10)))")
+
+// 4. An actor: a coroutine owning its state, fed from many threads at once.
+enum TallyMessage {
+  case add(Int)
+  case total(CoPromise<Int>)
+}
+let tally = DispatchQueue.global().actor(of: TallyMessage.self) { mailbox in
+  var sum = 0
+  for message in mailbox.makeIterator() {
+    switch message {
+    case .add(let amount): sum += amount
+    case .total(let reply): reply.success(sum)
+    }
+  }
+}
+DispatchQueue.concurrentPerform(iterations: 10_000) { _ in _ = tally.offer(.add(1)) }
+
+// 5. Futures and a channel, awaited from one coroutine.
+let pipeline = DispatchQueue(label: "example.pipeline")
+let summary = pipeline.coroutineFuture { () -> String in
+  let channel = CoChannel<Int>(capacity: 1)
+  DispatchQueue.global().startCoroutine {
+    for value in 1...5 { try channel.awaitSend(value * value) }
+    channel.close()
+  }
+  var squares: [Int] = []
+  for square in channel.makeIterator() { squares.append(square) }
+  let total = try tally.ask { .total($0) }.await()
+  tally.close()
+  return "channel delivered \(squares); actor summed \(total) additions sent from concurrentPerform"
+}
+do {
+  step("coroutine future: \(try awaitFuture(summary))")
+} catch {
+  step("coroutine future: failed: \(error)")
+}
+
 step("all promises settled: \(waitForPromises(timeout: 5))")
+
+/// Blocks this (non-coroutine) thread until `future` completes: fine in a command-line tool.
+func awaitFuture<T>(_ future: CoFuture<T>) throws -> T {
+  let done = DispatchSemaphore(value: 0)
+  future.whenComplete { _ in done.signal() }
+  done.wait()
+  return try future.result!.get()
+}

@@ -97,6 +97,15 @@ final class ConcurrencyPromiseTests: XCTestCase {
     XCTAssertEqual(try wait(for: promise, timeout: 5), 20)
   }
 
+  func testPlainTrailingClosureStillSelectsTheWorkBlockInitializer() throws {
+    // `Promise { … }` without `await` is google/promises' `Do` initializer on
+    // `DispatchQueue.promises` (main), not `init(operation:)`.
+    let onMain = Promise<Bool> { Thread.isMainThread }
+    let async = Promise<Int> { fulfill, _ in fulfill(Thread.isMainThread ? 1 : 0) }
+    XCTAssertEqual(try wait(for: onMain, timeout: 5), true)
+    XCTAssertEqual(try wait(for: async, timeout: 5), 1)
+  }
+
   func testTrailingClosurePromiseInitializersStayUnambiguous() throws {
     // google/promises' work-block initializers keep their meaning next to `init(operation:)`.
     let sync = Promise<Int>(on: .global()) { 1 }

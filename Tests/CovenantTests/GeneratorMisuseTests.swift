@@ -17,6 +17,10 @@ final class GeneratorMisuseTests: XCTestCase {
       scenario: "yieldAfterDrop", message: "body called yield after its generator was dropped")
   }
 
+  func testYieldOutsideTheBodyIsAPreconditionFailure() throws {
+    try expectChildCrash(scenario: "yieldOutside", message: "yield called outside its generator's body")
+  }
+
   func testChildMisuse() throws {
     switch ProcessInfo.processInfo.environment[Self.childVariable] {
     case "reentrant":
@@ -36,6 +40,14 @@ final class GeneratorMisuseTests: XCTestCase {
       }
       _ = g?.next()
       g = nil
+    case "yieldOutside":
+      var escaped: Generator<Int>.Yield?
+      let g = Generator<Int> { yield in
+        escaped = yield
+        try yield(1)
+      }
+      _ = g.next()
+      try escaped?(2)
     default:
       return  // only meaningful in the child processes spawned above
     }

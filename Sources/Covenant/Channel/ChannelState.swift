@@ -1,4 +1,5 @@
 /// Where a channel is in its life.
+@usableFromInline
 enum ChannelPhase {
   case open
   /// No more sends; receivers drain what was sent before.
@@ -17,21 +18,22 @@ enum ChannelPhase {
 ///   receiver waits; `.unlimited` and `.conflated` never have waiting senders.
 ///
 /// `@unchecked Sendable`: only ever touched inside the channel's mutex.
+@usableFromInline
 struct ChannelState<Element>: @unchecked Sendable {
   /// Buffer slots: 0 for a rendezvous channel, `Int.max` for an unlimited one.
-  let capacity: Int
-  let isConflated: Bool
+  @usableFromInline let capacity: Int
+  @usableFromInline let isConflated: Bool
 
-  var buffer: RingBuffer<Element>
-  var senders = RingBuffer<SendEntry<Element>>()
-  var receivers = RingBuffer<ReceiveEntry<Element>>()
-  var phase = ChannelPhase.open
+  @usableFromInline var buffer: RingBuffer<Element>
+  @usableFromInline var senders = RingBuffer<SendEntry<Element>>()
+  @usableFromInline var receivers = RingBuffer<ReceiveEntry<Element>>()
+  @usableFromInline var phase = ChannelPhase.open
   /// Whether the `whenComplete` callbacks have run (cancelled, or closed and drained).
-  var isComplete = false
-  var completionCallbacks: [() -> Void] = []
-  var cancelCallbacks: [() -> Void] = []
+  @usableFromInline var isComplete = false
+  @usableFromInline var completionCallbacks: [() -> Void] = []
+  @usableFromInline var cancelCallbacks: [() -> Void] = []
 
-  init(capacity: Int, isConflated: Bool) {
+  @inlinable init(capacity: Int, isConflated: Bool) {
     self.capacity = capacity
     self.isConflated = isConflated
     buffer = RingBuffer(capacity: capacity == Int.max ? 0 : capacity)
@@ -40,20 +42,20 @@ struct ChannelState<Element>: @unchecked Sendable {
   // MARK: Readiness (may be optimistic: a waiting peer can turn out stale)
 
   /// Whether a receive would complete now (with an element or an error).
-  var isReceiveReady: Bool { phase != .open || !buffer.isEmpty || !senders.isEmpty }
+  @inlinable var isReceiveReady: Bool { phase != .open || !buffer.isEmpty || !senders.isEmpty }
 
   /// Whether a send would complete now (delivered, buffered, or refused with an error).
-  var isSendReady: Bool {
+  @inlinable var isSendReady: Bool {
     phase != .open || !receivers.isEmpty || isConflated || buffer.count < capacity
   }
 
   /// Elements a receiver could get without waiting: buffered, plus those of waiting senders.
-  var count: Int { buffer.count + senders.count }
+  @inlinable var count: Int { buffer.count + senders.count }
 
   // MARK: Receiving
 
   /// A receive that does not wait: an element, an error, or `nil` when it would have to wait.
-  mutating func receiveNow(_ effects: inout ChannelEffects<Element>)
+  @inlinable mutating func receiveNow(_ effects: inout ChannelEffects<Element>)
     -> Result<Element, CoChannelError>?
   {
     if phase == .canceled { return .failure(.canceled) }
@@ -76,14 +78,14 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   /// Takes the element of the first live waiting sender, claiming and scheduling the wake of
   /// its coroutine; stale senders met on the way are dropped.
-  private mutating func takeFromSender(_ effects: inout ChannelEffects<Element>) -> Element? {
+  @inlinable mutating func takeFromSender(_ effects: inout ChannelEffects<Element>) -> Element? {
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
         guard waiter.waker.claim() else { continue }
         let element = waiter.element.take()
         waiter.isDone = true
-        effects.add(.waker(waiter.waker))
+        effects.resume(waiter.waker)
         return element
       case .element(let element):
         return element
@@ -97,7 +99,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// A send that does not wait: `.success` when delivered or buffered, `.failure` when the
   /// channel refuses it, `nil` when it would have to wait. The element is consumed only on
   /// success.
-  mutating func sendNow(_ element: Element, _ effects: inout ChannelEffects<Element>)
+  @inlinable mutating func sendNow(_ element: Element, _ effects: inout ChannelEffects<Element>)
     -> Result<Void, CoChannelError>?
   {
     switch phase {
@@ -107,7 +109,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     }
     if !receivers.isEmpty, deliver(element, &effects) { return .success(()) }
     if isConflated {
-      if let old = buffer.popFirst() { effects.dropped.append(old) }
+      if let old = buffer.popFirst() { effects.drop([old]) }
       buffer.append(element)
       return .success(())
     }
@@ -120,7 +122,7 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   /// Gives `element` to the first live waiting receiver; false (element not consumed) if there
   /// is none. Stale receivers met on the way are dropped.
-  private mutating func deliver(_ element: Element, _ effects: inout ChannelEffects<Element>)
+  @inlinable mutating func deliver(_ element: Element, _ effects: inout ChannelEffects<Element>)
     -> Bool
   {
     while let entry = receivers.popFirst() {
@@ -129,14 +131,14 @@ struct ChannelState<Element>: @unchecked Sendable {
         guard waiter.waker.claim() else { continue }
         waiter.element = element
         waiter.isDone = true
-        effects.add(.waker(waiter.waker))
+        effects.resume(waiter.waker)
         return true
       case .callback(let callback):
         effects.add(.callback(callback, .success(element)))
         return true
       case .future(let future):
         // Completing the cell is the claim: a cancelled future refuses it.
-        guard let observers = future.cell.resolve(.success(element)) else { continue }
+        guard let observers = future.claimResolution(.success(element)) else { continue }
         effects.add(.observers(observers, .success(element)))
         return true
       }
@@ -145,12 +147,12 @@ struct ChannelState<Element>: @unchecked Sendable {
   }
 
   /// Queues the value of a `sendFuture` future when it found no room.
-  mutating func enqueueElement(_ element: Element) { senders.append(.element(element)) }
+  @inlinable mutating func enqueueElement(_ element: Element) { senders.append(.element(element)) }
 
   // MARK: Waiters leaving
 
   /// Removes `waiter` from whichever queue it is in (a cancelled await or a losing select case).
-  mutating func remove(_ waiter: ChannelWaiter<Element>, _ effects: inout ChannelEffects<Element>) {
+  @inlinable mutating func remove(_ waiter: ChannelWaiter<Element>, _ effects: inout ChannelEffects<Element>) {
     let removedSender = senders.removeFirst { entry in
       if case .waiter(let other) = entry { return other === waiter }
       return false
@@ -192,7 +194,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   mutating func cancel(_ effects: inout ChannelEffects<Element>) {
     guard phase != .canceled else { return }
     phase = .canceled
-    effects.dropped.append(contentsOf: buffer.removeAll())
+    effects.drop(buffer.removeAll())
     failReceivers(with: .canceled, &effects)
     while let entry = senders.popFirst() {
       switch entry {
@@ -200,16 +202,16 @@ struct ChannelState<Element>: @unchecked Sendable {
         guard waiter.waker.claim() else { continue }
         waiter.error = .canceled
         waiter.isDone = true
-        effects.add(.waker(waiter.waker))
+        effects.resume(waiter.waker)
       case .element(let element):
-        effects.dropped.append(element)
+        effects.drop([element])
       }
     }
-    effects.callbacks.append(contentsOf: cancelCallbacks)
+    effects.addCallbacks(cancelCallbacks)
     cancelCallbacks = []
     if !isComplete {
       isComplete = true
-      effects.callbacks.append(contentsOf: completionCallbacks)
+      effects.addCallbacks(completionCallbacks)
       completionCallbacks = []
     }
   }
@@ -223,11 +225,11 @@ struct ChannelState<Element>: @unchecked Sendable {
         guard waiter.waker.claim() else { continue }
         waiter.error = error
         waiter.isDone = true
-        effects.add(.waker(waiter.waker))
+        effects.resume(waiter.waker)
       case .callback(let callback):
         effects.add(.callback(callback, .failure(error)))
       case .future(let future):
-        guard let observers = future.cell.resolve(.failure(error)) else { continue }
+        guard let observers = future.claimResolution(.failure(error)) else { continue }
         effects.add(.observers(observers, .failure(error)))
       }
     }
@@ -235,10 +237,10 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   /// A closed channel with nothing left to receive is complete: its `whenComplete` callbacks
   /// become due, once.
-  mutating func completeIfDrained(_ effects: inout ChannelEffects<Element>) {
+  @inlinable mutating func completeIfDrained(_ effects: inout ChannelEffects<Element>) {
     guard phase == .closed, !isComplete, buffer.isEmpty, senders.isEmpty else { return }
     isComplete = true
-    effects.callbacks.append(contentsOf: completionCallbacks)
+    effects.addCallbacks(completionCallbacks)
     completionCallbacks = []
   }
 }

@@ -8,28 +8,40 @@
 ///
 /// `@unchecked Sendable`: the fields are written by the claim winner only, before `wake()`, and
 /// read by the coroutine only after it has been woken; the wait-state atomics order the two.
+/// For the same reason two accesses never overlap, so the fields skip Swift's dynamic
+/// exclusivity checks (`@exclusivity(unchecked)`), which would cost more than the hand-off.
+@usableFromInline
 final class ChannelWaiter<Element>: @unchecked Sendable {
-  let waker: CoroutineWaker
+  @usableFromInline @exclusivity(unchecked) var waker: CoroutineResumer
   /// For a sender: the element to send (taken by the receiver). For a receiver: what it got.
-  var element: Element?
+  @usableFromInline @exclusivity(unchecked) var element: Element?
   /// Set instead of `element` when the channel was closed or cancelled.
-  var error: CoChannelError?
+  @usableFromInline @exclusivity(unchecked) var error: CoChannelError?
   /// Whether the claim winner has completed this wait (false after a stale or own-claim retry).
-  var isDone = false
+  @usableFromInline @exclusivity(unchecked) var isDone = false
 
-  init(waker: CoroutineWaker, element: Element? = nil) {
+  @inlinable init(waker: CoroutineResumer, element: Element? = nil) {
     self.waker = waker
     self.element = element
   }
 
+  /// Makes a recycled waiter wait for `waker`, as if new.
+  @inlinable func reuse(waker: CoroutineResumer, element: Element?) {
+    self.waker = waker
+    self.element = element
+    error = nil
+    isDone = false
+  }
+
   /// The outcome of a completed receive.
-  var receiveResult: Result<Element, CoChannelError> {
+  @inlinable var receiveResult: Result<Element, CoChannelError> {
     if let error { return .failure(error) }
     return .success(element!)
   }
 }
 
 /// Someone waiting to receive, in FIFO order.
+@usableFromInline
 enum ReceiveEntry<Element> {
   /// A coroutine in `awaitReceive` or a `select` receive case.
   case waiter(ChannelWaiter<Element>)
@@ -40,6 +52,7 @@ enum ReceiveEntry<Element> {
 }
 
 /// Someone waiting to send, in FIFO order.
+@usableFromInline
 enum SendEntry<Element> {
   /// A coroutine in `awaitSend` or a `select` send case (the element is in the waiter).
   case waiter(ChannelWaiter<Element>)
@@ -49,12 +62,13 @@ enum SendEntry<Element> {
 
 /// One thing to do after the channel lock is released: resume a coroutine, call a callback or
 /// run a future's observers.
+@usableFromInline
 enum ChannelWake<Element> {
-  case waker(CoroutineWaker)
+  case waker(CoroutineResumer)
   case callback(@Sendable (Result<Element, CoChannelError>) -> Void, Result<Element, CoChannelError>)
   case observers(ObserverList<Element>, Result<Element, any Error>)
 
-  func run() {
+  @inlinable func run() {
     switch self {
     case .waker(let waker): waker.wake()
     case .callback(let callback, let result): callback(result)
@@ -63,26 +77,72 @@ enum ChannelWake<Element> {
   }
 }
 
-/// What a locked channel operation leaves to do once the lock is released. Without allocation
-/// for the common case of at most one wake.
+/// What a locked channel operation leaves to do once the lock is released.
+///
+/// The common case — at most one coroutine to resume — is a plain optional, with nothing to
+/// allocate, retain or destroy generically; anything else (callbacks, future observers, several
+/// wakes, dropped elements) goes into `ChannelMoreEffects`, allocated only when needed.
+@usableFromInline
 struct ChannelEffects<Element>: @unchecked Sendable {
-  var wake: ChannelWake<Element>?
-  var moreWakes: [ChannelWake<Element>] = []
-  /// `whenCanceled` / `whenComplete` callbacks that became due.
-  var callbacks: [() -> Void] = []
+  @usableFromInline var resumer: CoroutineResumer?
+  @usableFromInline var more: ChannelMoreEffects<Element>?
+
+  @inlinable init() {}
+
+  /// Resumes `resumer` (already claimed) after unlocking.
+  @inlinable mutating func resume(_ resumer: CoroutineResumer) {
+    if self.resumer == nil { self.resumer = resumer } else { moreEffects.wakes.append(.waker(resumer)) }
+  }
+
+  @inlinable mutating func add(_ wake: ChannelWake<Element>) {
+    if case .waker(let resumer) = wake, self.resumer == nil {
+      self.resumer = resumer
+    } else {
+      moreEffects.wakes.append(wake)
+    }
+  }
+
+  /// Callbacks (`whenCanceled`, `whenComplete`) that became due.
+  @inlinable mutating func addCallbacks(_ callbacks: [() -> Void]) {
+    guard !callbacks.isEmpty else { return }
+    moreEffects.callbacks.append(contentsOf: callbacks)
+  }
+
   /// Elements dropped by a cancel or a conflated overwrite, released outside the lock.
-  var dropped: [Element] = []
+  @inlinable mutating func drop(_ elements: [Element]) {
+    guard !elements.isEmpty else { return }
+    moreEffects.dropped.append(contentsOf: elements)
+  }
 
-  init() {}
-
-  mutating func add(_ wake: ChannelWake<Element>) {
-    if self.wake == nil { self.wake = wake } else { moreWakes.append(wake) }
+  @inlinable var moreEffects: ChannelMoreEffects<Element> {
+    mutating get {
+      if let more { return more }
+      let created = ChannelMoreEffects<Element>()
+      more = created
+      return created
+    }
   }
 
   /// Runs everything, in order. Call with no lock held.
-  func run() {
-    wake?.run()
-    for wake in moreWakes { wake.run() }
+  @inlinable func run() {
+    resumer?.wake()
+    more?.run()
+  }
+}
+
+/// The uncommon part of `ChannelEffects`. `@unchecked Sendable`: filled under the channel lock,
+/// then run by the same thread after unlocking.
+@usableFromInline
+final class ChannelMoreEffects<Element>: @unchecked Sendable {
+  @usableFromInline var wakes: [ChannelWake<Element>] = []
+  @usableFromInline var callbacks: [() -> Void] = []
+  @usableFromInline var dropped: [Element] = []
+
+  @inlinable init() {}
+
+  @inlinable func run() {
+    for wake in wakes { wake.run() }
     for callback in callbacks { callback() }
+    dropped = []
   }
 }

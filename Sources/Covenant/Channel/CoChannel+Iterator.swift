@@ -6,11 +6,12 @@ extension CoChannel {
   /// closed and drained or cancelled — and also when the coroutine is cancelled, or (outside a
   /// coroutine) as soon as no element is ready. Single pass; thread-safe like the channel.
   public struct Iterator: IteratorProtocol, Sequence {
-    let receiver: Receiver
+    @usableFromInline let receiver: Receiver
 
-    init(_ receiver: Receiver) { self.receiver = receiver }
+    @inlinable init(_ receiver: Receiver) { self.receiver = receiver }
 
     /// The next element, or `nil` when iteration ends.
+    @inlinable
     public mutating func next() -> Element? { try? receiver.awaitReceive() }
   }
 
@@ -21,5 +22,6 @@ extension CoChannel {
   ///   for value in channel.makeIterator() { print(value) }   // until closed and drained
   /// }
   /// ```
+  @inlinable
   public func makeIterator() -> Iterator { Iterator(receiver) }
 }

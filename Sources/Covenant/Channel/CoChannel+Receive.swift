@@ -8,16 +8,17 @@ extension CoChannel {
   ///   `CoroutineError.canceled` if the coroutine is cancelled while waiting (nothing is
   ///   consumed); `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a
   ///   coroutine.
+  @inlinable
   public func awaitReceive() throws -> Element {
     if let outcome = locked({ state, effects in state.receiveNow(&effects) }) {
       return try outcome.get()
     }
-    let coroutine = try CoroutineContext.requireCurrent()
+    let coroutine = try CoroutineHandle.current()
     while true {
       var waiter: ChannelWaiter<Element>?
       do {
         try coroutine.suspend { waker in
-          let current = ChannelWaiter<Element>(waker: waker)
+          let current = makeWaiter(waker, element: nil)
           waiter = current
           let wakeSelf = locked { state, effects -> Bool in
             guard state.isReceiveReady else {
@@ -41,15 +42,22 @@ extension CoChannel {
           if wakeSelf { waker.wake() }
         }
       } catch {
-        if let waiter { locked { state, effects in state.remove(waiter, &effects) } }
+        if let waiter {
+          locked { state, effects in state.remove(waiter, &effects) }
+          recycle(waiter)
+        }
         throw error
       }
-      if let waiter, waiter.isDone { return try waiter.receiveResult.get() }
+      guard let waiter else { continue }
+      let outcome = waiter.isDone ? waiter.receiveResult : nil
+      recycle(waiter)
+      if let outcome { return try outcome.get() }
     }
   }
 
   /// Receives an element if one is ready, without waiting; `nil` otherwise (also when the
   /// channel is closed and drained, or cancelled).
+  @inlinable
   public func poll() -> Element? {
     let outcome = locked { state, effects in state.receiveNow(&effects) }
     if case .success(let element) = outcome { return element }

@@ -8,22 +8,48 @@ extension CoChannel {
   /// }
   /// ```
   public final class Receiver: CoCancellable, @unchecked Sendable {
-    // `@unchecked Sendable`: an immutable reference to a thread-safe source.
+    // `@unchecked Sendable`: immutable references to a thread-safe channel or source.
+    /// The channel itself when this is not a mapped receiver: the hot paths call it directly,
+    /// so they are specialized in client code.
+    @usableFromInline let channel: CoChannel<Element>?
+    /// Where every other operation goes (the channel, or a mapped view).
     let source: any ChannelReceiving<Element>
 
-    init(_ source: any ChannelReceiving<Element>) { self.source = source }
+    @usableFromInline init(_ channel: CoChannel<Element>) {
+      self.channel = channel
+      source = channel
+    }
+
+    init(mapped source: any ChannelReceiving<Element>) {
+      channel = nil
+      self.source = source
+    }
 
     /// The buffer type of the underlying channel.
     public var bufferType: BufferType { source.receiverBufferType(as: Element.self) }
 
     /// Receives the next element; see `CoChannel.awaitReceive()`.
-    public func awaitReceive() throws -> Element { try source.awaitReceive() }
+    @inlinable
+    public func awaitReceive() throws -> Element {
+      if let channel { return try channel.awaitReceive() }
+      return try sourceAwaitReceive()
+    }
+
+    @usableFromInline
+    func sourceAwaitReceive() throws -> Element { try source.awaitReceive() }
 
     /// A future of the next element; see `CoChannel.receiveFuture()`.
     public func receiveFuture() -> CoFuture<Element> { source.receiveFuture() }
 
     /// Receives an element if one is ready; see `CoChannel.poll()`.
-    public func poll() -> Element? { source.poll() }
+    @inlinable
+    public func poll() -> Element? {
+      if let channel { return channel.poll() }
+      return sourcePoll()
+    }
+
+    @usableFromInline
+    func sourcePoll() -> Element? { source.poll() }
 
     /// Calls `callback` with the next element or the ending error; see
     /// `CoChannel.whenReceive(_:)`.
@@ -60,11 +86,12 @@ extension CoChannel {
     /// transform runs on the receiving side, as each element is received.
     @preconcurrency
     public func map<T>(_ transform: @escaping @Sendable (Element) -> T) -> CoChannel<T>.Receiver {
-      CoChannel<T>.Receiver(MappedReceiving(self, transform))
+      CoChannel<T>.Receiver(mapped: MappedReceiving(self, transform))
     }
 
     /// An iterator (and single-pass sequence) of the received elements, for loops inside a
     /// coroutine; see `CoChannel.makeIterator()`.
+    @inlinable
     public func makeIterator() -> Iterator { Iterator(self) }
   }
 

@@ -78,7 +78,7 @@ struct ChannelSelect<Output> {
     if let winner { return try winner.run() }
     if let defaultBody { return try defaultBody() }
 
-    let coroutine = try CoroutineContext.requireCurrent()
+    let coroutine = try CoroutineHandle.current()
     while true {
       do {
         try coroutine.suspend { waker in

@@ -8,16 +8,17 @@ extension CoChannel {
   ///   waiting, for `.canceled`) closed or cancelled; `CoroutineError.canceled` if the
   ///   coroutine is cancelled while waiting (the element is not sent);
   ///   `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a coroutine.
+  @inlinable
   public func awaitSend(_ element: Element) throws {
     if let outcome = locked({ state, effects in state.sendNow(element, &effects) }) {
       return try outcome.get()
     }
-    let coroutine = try CoroutineContext.requireCurrent()
+    let coroutine = try CoroutineHandle.current()
     while true {
       var waiter: ChannelWaiter<Element>?
       do {
         try coroutine.suspend { waker in
-          let current = ChannelWaiter(waker: waker, element: element)
+          let current = makeWaiter(waker, element: element)
           waiter = current
           let wakeSelf = locked { state, effects -> Bool in
             guard state.isSendReady else {
@@ -35,11 +36,17 @@ extension CoChannel {
           if wakeSelf { waker.wake() }
         }
       } catch {
-        if let waiter { locked { state, effects in state.remove(waiter, &effects) } }
+        if let waiter {
+          locked { state, effects in state.remove(waiter, &effects) }
+          recycle(waiter)
+        }
         throw error
       }
-      if let waiter, waiter.isDone {
-        if let error = waiter.error { throw error }
+      guard let waiter else { continue }
+      let (isDone, error) = (waiter.isDone, waiter.error)
+      recycle(waiter)
+      if isDone {
+        if let error { throw error }
         return
       }
     }
@@ -50,7 +57,7 @@ extension CoChannel {
   /// - Returns: `true` if the element was handed to a receiver or buffered; `false` if the
   ///   buffer is full (or, for `.none`, no receiver waits), or the channel is closed or
   ///   cancelled.
-  @discardableResult
+  @inlinable @discardableResult
   public func offer(_ element: Element) -> Bool {
     let outcome = locked { state, effects in state.sendNow(element, &effects) }
     if case .success = outcome { return true }

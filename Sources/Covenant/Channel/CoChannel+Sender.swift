@@ -10,22 +10,23 @@ extension CoChannel {
   /// ```
   public final class Sender: CoCancellable, @unchecked Sendable {
     // `@unchecked Sendable`: an immutable reference to a thread-safe channel.
-    let channel: CoChannel<Element>
+    @usableFromInline let channel: CoChannel<Element>
 
-    init(_ channel: CoChannel<Element>) { self.channel = channel }
+    @usableFromInline init(_ channel: CoChannel<Element>) { self.channel = channel }
 
     /// The channel's buffer type.
     public var bufferType: BufferType { channel.bufferType }
 
     /// Sends `element`, suspending while the channel cannot take it; see
     /// `CoChannel.awaitSend(_:)`.
+    @inlinable
     public func awaitSend(_ element: Element) throws { try channel.awaitSend(element) }
 
     /// Sends `future`'s value when it succeeds; see `CoChannel.sendFuture(_:)`.
     public func sendFuture(_ future: CoFuture<Element>) { channel.sendFuture(future) }
 
     /// Sends `element` if possible without waiting; see `CoChannel.offer(_:)`.
-    @discardableResult
+    @inlinable @discardableResult
     public func offer(_ element: Element) -> Bool { channel.offer(element) }
 
     /// Elements that can be received without waiting.

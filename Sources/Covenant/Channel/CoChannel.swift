@@ -45,7 +45,11 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case conflated
   }
 
-  let state: Mutex<ChannelState<Element>>
+  @usableFromInline let state: Mutex<ChannelState<Element>>
+
+  /// One waiter kept for reuse (retained, or nil), so that a coroutine that waits on this
+  /// channel again and again does not allocate and free a waiter each time.
+  @usableFromInline let spareWaiter = Atomic<UnsafeMutableRawPointer?>(nil)
 
   /// The channel's buffer type.
   public let bufferType: BufferType
@@ -62,13 +66,19 @@ public final class CoChannel<Element>: @unchecked Sendable {
     }
   }
 
+  deinit {
+    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
+      Unmanaged<AnyObject>.fromOpaque(spare).release()
+    }
+  }
+
   /// Creates a channel with a buffer of `capacity` elements (`.buffered(capacity:)`).
   public convenience init(capacity: Int) {
     self.init(bufferType: .buffered(capacity: capacity))
   }
 
   /// Runs `body` with the state locked, then the effects it produced with the lock released.
-  @inline(__always)
+  @inlinable
   func locked<R>(_ body: (inout ChannelState<Element>, inout ChannelEffects<Element>) -> R) -> R {
     let (result, effects) = state.withLock { state in
       var effects = ChannelEffects<Element>()
@@ -79,13 +89,35 @@ public final class CoChannel<Element>: @unchecked Sendable {
     return result.value
   }
 
+  /// A waiter for the current coroutine's wait: the spare one if there is one.
+  @inlinable
+  func makeWaiter(_ waker: CoroutineResumer, element: Element?) -> ChannelWaiter<Element> {
+    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
+      let waiter = Unmanaged<ChannelWaiter<Element>>.fromOpaque(spare).takeRetainedValue()
+      waiter.reuse(waker: waker, element: element)
+      return waiter
+    }
+    return ChannelWaiter(waker: waker, element: element)
+  }
+
+  /// Keeps `waiter` for reuse. Only for a waiter that no queue holds any more and whose wait
+  /// is over (its result taken), so that nobody else can touch it.
+  @inlinable
+  func recycle(_ waiter: ChannelWaiter<Element>) {
+    waiter.element = nil
+    let raw = Unmanaged.passRetained(waiter).toOpaque()
+    if let old = spareWaiter.exchange(raw, ordering: .acquiringAndReleasing) {
+      Unmanaged<ChannelWaiter<Element>>.fromOpaque(old).release()
+    }
+  }
+
   // MARK: Views
 
   /// The channel's send side: pass it to producers that must not receive.
-  public var sender: Sender { Sender(self) }
+  @inlinable public var sender: Sender { Sender(self) }
 
   /// The channel's receive side: pass it to consumers that must not send.
-  public var receiver: Receiver { Receiver(self) }
+  @inlinable public var receiver: Receiver { Receiver(self) }
 
   /// Both sides at once.
   ///

@@ -1,20 +1,21 @@
 /// A growable FIFO ring: O(1) `append` and `popFirst`, no allocation once it has grown to its
 /// working size. The storage of channel buffers and waiter queues.
+@usableFromInline
 struct RingBuffer<Element> {
-  private var storage: ContiguousArray<Element?>
-  private var head = 0
-  private(set) var count = 0
+  @usableFromInline var storage: ContiguousArray<Element?>
+  @usableFromInline var head = 0
+  @usableFromInline var count = 0
 
   /// An empty ring with room for `capacity` elements before it first grows.
-  init(capacity: Int = 0) {
+  @inlinable init(capacity: Int = 0) {
     storage = ContiguousArray(repeating: nil, count: max(0, capacity))
   }
 
-  var isEmpty: Bool { count == 0 }
+  @inlinable var isEmpty: Bool { count == 0 }
 
-  var first: Element? { count == 0 ? nil : storage[head] }
+  @inlinable var first: Element? { count == 0 ? nil : storage[head] }
 
-  mutating func append(_ element: Element) {
+  @inlinable mutating func append(_ element: Element) {
     if count == storage.count { grow() }
     var index = head + count
     if index >= storage.count { index -= storage.count }
@@ -22,7 +23,7 @@ struct RingBuffer<Element> {
     count += 1
   }
 
-  mutating func popFirst() -> Element? {
+  @inlinable mutating func popFirst() -> Element? {
     guard count > 0 else { return nil }
     let element = storage[head]
     storage[head] = nil
@@ -33,7 +34,7 @@ struct RingBuffer<Element> {
   }
 
   /// Removes the first element for which `predicate` is true; returns whether one was found.
-  @discardableResult
+  @inlinable @discardableResult
   mutating func removeFirst(where predicate: (Element) -> Bool) -> Bool {
     var offset = 0
     while offset < count {
@@ -47,22 +48,22 @@ struct RingBuffer<Element> {
   }
 
   /// Empties the ring, returning its elements in order (to be released outside a lock).
-  mutating func removeAll() -> [Element] {
+  @inlinable mutating func removeAll() -> [Element] {
     var all: [Element] = []
     all.reserveCapacity(count)
     while let element = popFirst() { all.append(element) }
     return all
   }
 
-  private func slot(_ offset: Int) -> Int {
+  @inlinable func slot(_ offset: Int) -> Int {
     let index = head + offset
     return index >= storage.count ? index - storage.count : index
   }
 
-  private func element(at offset: Int) -> Element { storage[slot(offset)]! }
+  @inlinable func element(at offset: Int) -> Element { storage[slot(offset)]! }
 
   /// Removes the element at `offset`, shifting the later ones forward (order kept).
-  private mutating func remove(at offset: Int) {
+  @inlinable mutating func remove(at offset: Int) {
     var position = offset
     while position + 1 < count {
       storage[slot(position)] = storage[slot(position + 1)]
@@ -73,7 +74,7 @@ struct RingBuffer<Element> {
     if count == 0 { head = 0 }
   }
 
-  private mutating func grow() {
+  @inlinable mutating func grow() {
     let newCapacity = Swift.max(4, storage.count * 2)
     var grown = ContiguousArray<Element?>(repeating: nil, count: newCapacity)
     for offset in 0..<count { grown[offset] = storage[slot(offset)] }

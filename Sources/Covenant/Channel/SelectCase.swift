@@ -19,7 +19,7 @@ protocol SelectCase<Output>: AnyObject {
   /// Performs the operation without waiting; false if it turned out it would have to wait.
   func complete() -> Bool
   /// Queues a waiter for this case, woken through `waker`.
-  func register(_ waker: CoroutineWaker)
+  func register(_ waker: CoroutineResumer)
   /// Removes this case's waiter (if still queued) and notes whether it won.
   func deregister()
   /// Runs what the locked steps left to do.
@@ -69,7 +69,7 @@ final class ReceiveCase<Element, Output>: SelectCase {
     return outcome != nil
   }
 
-  func register(_ waker: CoroutineWaker) {
+  func register(_ waker: CoroutineResumer) {
     let waiter = ChannelWaiter<Element>(waker: waker)
     self.waiter = waiter
     state.pointee.receivers.append(.waiter(waiter))
@@ -137,7 +137,7 @@ final class SendCase<Element, Output>: SelectCase {
     return outcome != nil
   }
 
-  func register(_ waker: CoroutineWaker) {
+  func register(_ waker: CoroutineResumer) {
     let waiter = ChannelWaiter<Element>(waker: waker, element: element)
     self.waiter = waiter
     state.pointee.senders.append(.waiter(waiter))

@@ -18,7 +18,10 @@ extension Promise {
   /// FBLPromise's `observeOnQueue`: runs `body` with the outcome asynchronously on `queue`,
   /// through `DispatchGroup.promises`, even when the promise is already resolved.
   @inlinable func observe(on queue: DispatchQueue, _ body: @escaping (Result<Value, any Error>) -> Void) {
-    whenResolved { result in PromiseDispatch.async(on: queue) { body(result) } }
+    let observer: ErasedObserver = { outcome in
+      PromiseDispatch.async(on: queue) { body(ResolutionCell<Value>.unbox(outcome)) }
+    }
+    if let outcome = cell.observeErased(observer) { observer(outcome) }
   }
 
   /// FBLPromise's `chainOnQueue`: a derived promise resolved by `transform` of this one's

@@ -1,3 +1,4 @@
+import Dispatch
 import CCoroutineContext
 import Synchronization
 
@@ -33,6 +34,8 @@ final class CoroutineContext: @unchecked Sendable {
   /// schedules it after a wake; the `WaitState` atomics order the two.
   private(set) var scheduler: any CoroutineScheduler
   private(set) var schedulerIdentity: ObjectIdentifier?
+  /// The scheduler when it is a `DispatchQueue`: the common case gets a direct `async`.
+  private var dispatchQueue: DispatchQueue?
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
@@ -62,7 +65,7 @@ final class CoroutineContext: @unchecked Sendable {
     onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
   ) {
     self.scheduler = scheduler
-    self.schedulerIdentity = Self.identity(of: scheduler)
+    (schedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
     self.stackSize = max(0, stackSize)
     self.onStartFailure = onStartFailure
     self.body = body
@@ -86,10 +89,6 @@ final class CoroutineContext: @unchecked Sendable {
     return current
   }
 
-  private static func identity(of scheduler: any CoroutineScheduler) -> ObjectIdentifier? {
-    guard type(of: scheduler) is AnyClass else { return nil }
-    return ObjectIdentifier(scheduler as AnyObject)
-  }
 
   // MARK: Starting and running (scheduler side)
 
@@ -107,7 +106,11 @@ final class CoroutineContext: @unchecked Sendable {
 
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops).
   func scheduleTask() {
-    scheduler.scheduleTask { [self] in SchedulerTurn.run(on: schedulerIdentity, .coroutine(self)) }
+    if let dispatchQueue {
+      dispatchQueue.async { [self] in SchedulerTurn.run(on: schedulerIdentity, .coroutine(self)) }
+    } else {
+      scheduler.scheduleTask { [self] in SchedulerTurn.run(on: schedulerIdentity, .coroutine(self)) }
+    }
   }
 
   /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
@@ -186,7 +189,7 @@ final class CoroutineContext: @unchecked Sendable {
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
     self.scheduler = scheduler
-    self.schedulerIdentity = Self.identity(of: scheduler)
+    (schedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
     exit = .reschedule
     cov_fiber_suspend()
   }
@@ -200,7 +203,7 @@ final class CoroutineContext: @unchecked Sendable {
 
   /// Whether the coroutine runs on `scheduler` (same object) right now.
   func isOn(_ scheduler: any CoroutineScheduler) -> Bool {
-    guard let identity = Self.identity(of: scheduler) else { return false }
+    guard let identity = classifyScheduler(scheduler).identity else { return false }
     return identity == schedulerIdentity
   }
 
@@ -252,6 +255,21 @@ struct CoroutineWaker: @unchecked Sendable {
     wake()
     return true
   }
+}
+
+/// The identity a scheduler is matched by (for hand-offs and "already there" checks) — the
+/// object for class schedulers, none for value types — and the scheduler itself when it is a
+/// `DispatchQueue`.
+///
+/// Opens the existential once and compares metatypes, instead of casting the value to
+/// `AnyObject` (a conformance lookup on every coroutine start).
+func classifyScheduler<Scheduler: CoroutineScheduler>(
+  _ scheduler: Scheduler
+) -> (identity: ObjectIdentifier?, queue: DispatchQueue?) {
+  guard Scheduler.self is AnyClass else { return (nil, nil) }
+  let object = unsafeBitCast(scheduler, to: AnyObject.self)
+  let queue = Scheduler.self == DispatchQueue.self ? unsafeDowncast(object, to: DispatchQueue.self) : nil
+  return (ObjectIdentifier(object), queue)
 }
 
 /// Thrown when a coroutine cannot get a stack (the address space or mapping limit is exhausted).

@@ -14,20 +14,25 @@ extension CoFuture {
   /// - Throws: the future's error (`CoFutureError.canceled` if it was cancelled);
   ///   `CoroutineError.calledOutsideCoroutine` when it is pending and this is not a coroutine;
   ///   `CoroutineError.canceled` when the coroutine is cancelled while waiting.
-  @inlinable public func await() throws -> Value {
+  @inlinable
+  public func await() throws -> Value {
     if let result = cell.result { return try result.get() }
-    let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspend { waker in whenResolved { _ in waker.resume() } }
+    let coroutine = try CoroutineHandle.current()
+    try coroutine.suspend { resumer in
+      // An erased observer: no closure wrapping the typed one.
+      if cell.observeErased({ _ in resumer.resume() }) != nil { resumer.resume() }
+    }
     return try cell.result!.get()
   }
 
   /// Like `await()`, but gives up after `timeout`, throwing `CoFutureError.timeout`. The future
   /// itself is not cancelled and may still complete later. A negative timeout counts as zero.
+  @inlinable
   public func await(timeout: DispatchTimeInterval) throws -> Value {
     if let result = cell.result { return try result.get() }
-    let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspendUntil(timeout: timeout) { waker in
-      whenResolved { _ in waker.resume() }
+    let coroutine = try CoroutineHandle.current()
+    try coroutine.suspend(timeout: timeout) { resumer in
+      whenResolved { _ in resumer.resume() }
     }
     return try cell.result!.get()
   }

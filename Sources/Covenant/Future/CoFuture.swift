@@ -1,4 +1,5 @@
 import Synchronization
+
 /// The read side of a value that becomes available later: SwiftCoroutine's `CoFuture`.
 ///
 /// A future is *pending* until it is completed once, with a value or an error; later completions
@@ -25,26 +26,33 @@ import Synchronization
 /// state is inside the cell's mutex; values and callbacks move to the completing thread by
 /// design, exactly as with `Promise`.
 public class CoFuture<Value>: @unchecked Sendable {
+  /// Set once the cell is resolved. Kept apart from (and before) the generic `cell` because
+  /// `deinit` runs unspecialized, where reading the cell costs runtime metadata lookups on
+  /// every deallocation; this flag sits at a fixed offset and needs none.
+  @usableFromInline let isResolved: Atomic<Bool>
   @usableFromInline let cell: ResolutionCell<Value>
 
-  /// Set once the future is resolved. Kept apart from `cell` so that `deinit`, which runs
-  /// unspecialized, can skip the generic cell (and its runtime metadata lookups) when done.
-  @usableFromInline let isResolved = Atomic<Bool>(false)
-
   /// A pending future (the base of `CoPromise` and of every derived future).
-  @inlinable init() { cell = ResolutionCell() }
+  @inlinable init() {
+    isResolved = Atomic(false)
+    cell = ResolutionCell()
+  }
 
   /// Creates a future that is already complete with `result`.
   ///
   /// ```swift
   /// let ready = CoFuture<Int>(result: .success(42))
   /// ```
-  public init(result: Result<Value, any Error>) { cell = ResolutionCell(resolved: result) }
+  @inlinable public init(result: Result<Value, any Error>) {
+    isResolved = Atomic(true)
+    cell = ResolutionCell(resolved: result)
+  }
 
   deinit {
     // Nobody can complete a deallocated future: whoever still observes it learns it was
-    // cancelled (SwiftCoroutine's rule).
-    guard !isResolved.load(ordering: .acquiring) else { return }
+    // cancelled (SwiftCoroutine's rule). The last reference is gone, so whoever resolved it
+    // has finished, flag included.
+    if isResolved.load(ordering: .acquiring) { return }
     if let observers = cell.resolve(.failure(CoFutureError.canceled)), !observers.isEmpty {
       observers.notify(.failure(CoFutureError.canceled))
     }
@@ -69,36 +77,44 @@ public class CoFuture<Value>: @unchecked Sendable {
   // MARK: State
 
   /// The outcome if the future is complete, else `nil`.
-  public var result: Result<Value, any Error>? { cell.result }
+  @inlinable public final var result: Result<Value, any Error>? { cell.result }
 
   /// Whether the future was cancelled (it failed with `CoFutureError.canceled`).
-  public var isCanceled: Bool { cell.result?.isCoFutureCancellation ?? false }
+  @inlinable public final var isCanceled: Bool { cell.result?.isCoFutureCancellation ?? false }
 
   /// Fails the future with `CoFutureError.canceled` if it is still pending, and cancels what it
   /// was derived from (its parent future, the coroutine computing it, the `Promise` it wraps).
   /// Does nothing when the future is already complete.
-  public func cancel() { resolve(.failure(CoFutureError.canceled)) }
+  @inlinable public final func cancel() { resolve(.failure(CoFutureError.canceled)) }
 
   // MARK: Internal core
 
   /// Completes the future if pending and runs its observers on this thread. Returns whether
   /// this call completed it.
   @inlinable @discardableResult
-  func resolve(_ result: Result<Value, any Error>) -> Bool {
-    guard let observers = cell.resolve(result) else { return false }
-    isResolved.store(true, ordering: .releasing)
+  final func resolve(_ result: Result<Value, any Error>) -> Bool {
+    guard let observers = claimResolution(result) else { return false }
     observers.notify(result)
     return true
   }
 
+  /// Resolves the cell if pending and returns the observers for the caller to notify outside
+  /// any lock; `nil` if it was already resolved. Every resolution goes through here (the flag).
+  @inlinable
+  final func claimResolution(_ result: Result<Value, any Error>) -> ObserverList<Value>? {
+    guard let observers = cell.resolve(result) else { return nil }
+    isResolved.store(true, ordering: .releasing)
+    return observers
+  }
+
   /// Runs `observer` synchronously when the future completes (at once if it has).
-  @inlinable func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
+  @inlinable final func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
     if let result = cell.observe(observer) { observer(result) }
   }
 
   /// Makes cancelling this future cancel `parent` (held weakly: a parent keeps its derived
   /// futures alive, not the other way round).
-  func cancelsParent<Parent>(_ parent: CoFuture<Parent>) {
+  @inlinable final func cancelsParent<Parent>(_ parent: CoFuture<Parent>) {
     whenResolved { [weak parent] result in
       if result.isCoFutureCancellation { parent?.cancel() }
     }
@@ -115,7 +131,7 @@ extension CoFuture: Hashable {
 
 extension Result {
   /// Whether this is the failure `CoFutureError.canceled`.
-  var isCoFutureCancellation: Bool {
+  @inlinable var isCoFutureCancellation: Bool {
     if case .failure(let error) = self, let error = error as? CoFutureError, error == .canceled {
       return true
     }

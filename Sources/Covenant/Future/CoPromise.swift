@@ -24,7 +24,7 @@ public final class CoPromise<Value>: CoFuture<Value>, @unchecked Sendable {
 
   /// Completes the promise with `future`'s outcome when that future completes (at once if it
   /// has). Completing a promise with itself does nothing.
-  public func complete(with future: CoFuture<Value>) {
+  @inlinable public func complete(with future: CoFuture<Value>) {
     guard future !== self else { return }
     future.whenResolved { [self] in resolve($0) }
   }
@@ -32,5 +32,5 @@ public final class CoPromise<Value>: CoFuture<Value>, @unchecked Sendable {
 
 extension CoPromise where Value == Void {
   /// Completes a `CoPromise<Void>`.
-  public func success() { resolve(.success(())) }
+  @inlinable public func success() { resolve(.success(())) }
 }

@@ -14,7 +14,12 @@ import CCoroutineContext
 /// The body runs on a stack of its own, lazily: nothing runs until the first `next()`, and each
 /// `next()` runs the body up to its following `yield` (or its end), then switches straight back
 /// to the caller. No scheduler, queue or coroutine is involved — a generator works on any
-/// thread, inside or outside a coroutine — and no allocation or lock happens per element.
+/// thread, inside or outside a coroutine — and no allocation or lock happens per element:
+/// an element costs one switch into the body and one back.
+///
+/// `yield` is a `Generator.Yield` value called like a function, `try yield(element)`; a body
+/// that passes it on as a function value (`try values.forEach(yield)`) gets a plain function
+/// through the second initializer, chosen automatically.
 ///
 /// **End and errors.** The sequence ends when the body returns. If the body throws, the
 /// sequence ends too: `next()` returns `nil`, `error` holds the error, and `nextElement()`
@@ -38,9 +43,30 @@ import CCoroutineContext
 /// It is deliberately not an `AsyncSequence`: the body is synchronous code that runs on the
 /// consumer's thread, so `for x in generator` is already the natural loop in `async` code too.
 public final class Generator<Element>: Sequence, IteratorProtocol {
-  /// The function a generator body calls to hand out an element. It returns when the consumer
-  /// asks for the next element, and throws when the generator is dropped first.
-  public typealias Yield = (Element) throws -> Void
+  /// What a generator body calls to hand out an element: `try yield(element)`. It returns
+  /// when the consumer asks for the next element, and throws when the generator is dropped
+  /// first.
+  ///
+  /// A value with `callAsFunction` rather than a closure, so that the call compiles into the
+  /// body itself: after each switch back into the body there is no return to mispredict, which
+  /// is most of the cost of an element. Where a function value is needed, pass
+  /// `yield.callAsFunction` (or use the initializer whose body receives a plain function).
+  public struct Yield {
+    @usableFromInline let control: UnsafeMutablePointer<GeneratorControl<Element>>
+
+    @inlinable init(_ control: UnsafeMutablePointer<GeneratorControl<Element>>) {
+      self.control = control
+    }
+
+    /// Hands `element` to the consumer and waits until it asks for the next one.
+    ///
+    /// - Throws: an internal error when the generator is dropped before asking again: let it
+    ///   propagate, so the body unwinds.
+    @inlinable @inline(__always)
+    public func callAsFunction(_ element: Element) throws {
+      try generatorYield(element, control)
+    }
+  }
 
   @usableFromInline let control: UnsafeMutablePointer<GeneratorControl<Element>>
   @usableFromInline let stackSize: Int
@@ -67,14 +93,26 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
       // Runs on the generator's own stack. `control` outlives the body: the generator only
       // frees it after the body has ended.
       do {
-        try body { element in try generatorYield(element, control) }
-      } catch is GeneratorDropped {
-        // The generator is gone; nothing to report to.
+        try body(Yield(control))
       } catch {
-        control.pointee.failure = error
+        // After a drop there is nobody to report to.
+        if control.pointee.phase != .dropping { control.pointee.failure = error }
       }
       control.pointee.phase = .finished
     }
+  }
+
+  /// Creates a generator whose body receives `yield` as a plain function value, for bodies
+  /// that pass it along: `Generator<Int> { yield in try values.forEach(yield) }`.
+  ///
+  /// Equivalent to the main initializer (which bodies that only call `yield(…)` select), at the
+  /// cost of a closure call per element.
+  @_disfavoredOverload
+  @inlinable
+  public convenience init(
+    stackSize: Int? = nil, _ body: @escaping (_ yield: (Element) throws -> Void) throws -> Void
+  ) {
+    self.init(stackSize: stackSize) { (yield: Yield) in try body(yield.callAsFunction) }
   }
 
   deinit {
@@ -171,22 +209,32 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
 }
 
 /// `yield` as the body sees it: hands `element` over and switches back to the consumer.
+///
+/// Kept as small as possible (cold paths out of line) so that the closure's context forwarder
+/// inlines it: every frame on the body's side is a return the CPU mispredicts after each switch
+/// back into the body (its return-stack buffer then describes the consumer's stack).
 @inlinable @inline(__always)
 func generatorYield<Element>(
   _ element: Element, _ control: UnsafeMutablePointer<GeneratorControl<Element>>
 ) throws {
-  switch control.pointee.phase {
-  case .running:
-    break
-  case .dropping:
-    fatalError(
-      "Covenant.Generator body called yield after its generator was dropped: it caught the error thrown by yield; let that error propagate"
-    )
-  case .initial, .suspended, .finished:
-    fatalError("Covenant.Generator yield called outside its generator's body")
-  }
+  if control.pointee.phase != .running { generatorYieldMisuse(control.pointee.phase) }
   control.pointee.element = element
   control.pointee.phase = .suspended
   cov_fiber_suspend()
-  if control.pointee.phase == .dropping { throw GeneratorDropped() }
+  if control.pointee.phase == .dropping { throw generatorDropped() }
+}
+
+/// The error a pending `yield` throws when its generator is dropped.
+@usableFromInline @inline(never)
+func generatorDropped() -> any Error { GeneratorDropped() }
+
+/// Stops the process: `yield` was called when its body was not the one running.
+@usableFromInline @inline(never)
+func generatorYieldMisuse(_ phase: GeneratorPhase) -> Never {
+  if phase == .dropping {
+    fatalError(
+      "Covenant.Generator body called yield after its generator was dropped: it caught the error thrown by yield; let that error propagate"
+    )
+  }
+  fatalError("Covenant.Generator yield called outside its generator's body")
 }

@@ -49,11 +49,7 @@ struct GeneratorStart {
 
 /// Thrown by a pending `yield` when its generator is dropped before the body finished, so the
 /// body unwinds (ARC releases, `defer` blocks run) before its stack is freed.
-@usableFromInline
 struct GeneratorDropped: Error, CustomStringConvertible {
-  @inlinable init() {}
-
-  @usableFromInline
   var description: String {
     "Covenant.Generator was dropped before its body finished (rethrow this error from `yield`)"
   }

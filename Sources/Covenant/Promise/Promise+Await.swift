@@ -14,7 +14,9 @@ extension Promise {
   @inlinable public func await() throws -> Value {
     if let result { return try result.get() }
     let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspend { waker in whenResolved { _ in waker.resume() } }
+    try coroutine.suspend { waker in
+      if cell.observeErased({ _ in waker.resume() }) != nil { waker.resume() }
+    }
     return try result!.get()
   }
 
