@@ -56,12 +56,12 @@ struct Comparison {
 func compare(
   _ effort: Effort, repetitions: Int? = nil, covenant: () -> Double, baseline: () -> Double
 ) -> Comparison {
+  let covenant = onlySide == .baseline ? { 1.0 } : covenant
+  let baseline = onlySide == .covenant ? { 1.0 } : baseline
   for _ in 0..<effort.warmups {
     _ = covenant()
     _ = baseline()
   }
-  let covenant = onlySide == .baseline ? { 1.0 } : covenant
-  let baseline = onlySide == .covenant ? { 1.0 } : baseline
   var c: [Double] = []
   var b: [Double] = []
   for rep in 0..<(repetitions ?? effort.repetitions) {
