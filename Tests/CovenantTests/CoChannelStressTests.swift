@@ -11,8 +11,8 @@ final class CoChannelStressTests: XCTestCase {
   ) {
     let channel = CoChannel<Int>(bufferType: bufferType)
     let queue = DispatchQueue(label: "mpmc", attributes: .concurrent)
-    let seen = Mutex([UInt8](repeating: 0, count: producers * perProducer))
-    let unfinishedProducers = Mutex(producers)
+    let seen = Locked([UInt8](repeating: 0, count: producers * perProducer))
+    let unfinishedProducers = Locked(producers)
     let finished = DispatchSemaphore(value: 0)
     for consumer in 0..<consumers {
       queue.startCoroutine {

@@ -81,3 +81,17 @@ extension DispatchQueue {
     return (queue, key)
   }
 }
+
+/// A value behind an `NSLock`, with `Mutex`'s `withLock` shape. Tests that hammer a lock from
+/// many coroutines use it rather than `Mutex`: on Linux a contended `Mutex` is handed over by
+/// the kernel, which ThreadSanitizer cannot see, while `NSLock` (a pthread mutex) it can.
+final class Locked<T>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var value: T
+  init(_ value: T) { self.value = value }
+  func withLock<R>(_ body: (inout T) throws -> R) rethrows -> R {
+    lock.lock()
+    defer { lock.unlock() }
+    return try body(&value)
+  }
+}

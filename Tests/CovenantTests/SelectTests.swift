@@ -211,7 +211,7 @@ final class SelectTests: XCTestCase {
     let b = CoChannel<Int>(bufferType: .none)
     let queue = DispatchQueue(label: "both-sides", attributes: .concurrent)
     let rounds = 2_000
-    let received = Mutex([Int]())
+    let received = Locked([Int]())
     let group = DispatchGroup()
     group.enter()
     queue.startCoroutine {
@@ -246,8 +246,8 @@ final class SelectTests: XCTestCase {
     let b = CoChannel<Int>(capacity: 1)
     let never = CoChannel<Int>(bufferType: .none)
     let queue = DispatchQueue(label: "race", attributes: .concurrent)
-    let fired = Mutex([Int](repeating: 0, count: rounds))
-    let bodiesRun = Mutex(0)
+    let fired = Locked([Int](repeating: 0, count: rounds))
+    let bodiesRun = Locked(0)
     let done = DispatchSemaphore(value: 0)
     queue.startCoroutine {
       for value in stride(from: 0, to: rounds, by: 2) { try a.awaitSend(value) }
@@ -289,8 +289,8 @@ final class SelectTests: XCTestCase {
     let a = CoChannel<Int>(bufferType: .none)
     let b = CoChannel<Int>(capacity: 4)
     let queue = DispatchQueue(label: "compete", attributes: .concurrent)
-    let seen = Mutex([UInt8](repeating: 0, count: 2 * perProducer))
-    let producersLeft = Mutex(2)
+    let seen = Locked([UInt8](repeating: 0, count: 2 * perProducer))
+    let producersLeft = Locked(2)
     let group = DispatchGroup()
     for (channel, base) in [(a, 0), (b, perProducer)] {
       queue.startCoroutine {

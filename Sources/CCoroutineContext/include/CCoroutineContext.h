@@ -152,6 +152,22 @@ void cov_tls_store(int slot, void *value);
 /// mapping with an mprotect'ed guard (older kernels, macOS). For tests and diagnostics.
 int cov_stack_uses_guard_markers(void);
 
+// MARK: - Lock annotations for ThreadSanitizer
+
+/// Non-zero only when this library was built with ThreadSanitizer.
+extern const int cov_sync_annotations_enabled;
+void cov_sync_acquire_slow(const void *address);
+void cov_sync_release_slow(const void *address);
+
+/// Tells ThreadSanitizer that the lock identified by `address` was just acquired / is about to
+/// be released. Free in ordinary builds (one predictable branch).
+static inline void cov_sync_acquire(const void *address) {
+  if (__builtin_expect(cov_sync_annotations_enabled, 0)) cov_sync_acquire_slow(address);
+}
+static inline void cov_sync_release(const void *address) {
+  if (__builtin_expect(cov_sync_annotations_enabled, 0)) cov_sync_release_slow(address);
+}
+
 #ifdef __cplusplus
 }
 #endif

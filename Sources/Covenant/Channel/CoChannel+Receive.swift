@@ -94,7 +94,7 @@ extension CoChannel {
       let identity = ObjectIdentifier(future)
       future.whenResolved { [weak self] result in
         if result.isCoFutureCancellation {
-          self?.state.withLock { $0.removeReceiver(future: identity) }
+          self?.state.withCriticalSection { $0.removeReceiver(future: identity) }
         }
       }
     }

@@ -80,7 +80,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// Runs `body` with the state locked, then the effects it produced with the lock released.
   @inlinable
   func locked<R>(_ body: (inout ChannelState<Element>, inout ChannelEffects<Element>) -> R) -> R {
-    let (result, effects) = state.withLock { state in
+    let (result, effects) = state.withCriticalSection { state in
       var effects = ChannelEffects<Element>()
       let result = body(&state, &effects)
       return (UncheckedSendable(result), effects)
@@ -130,7 +130,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   /// The number of elements that can be received without waiting: those buffered plus those
   /// of suspended senders.
-  public var count: Int { state.withLock { $0.count } }
+  public var count: Int { state.withCriticalSection { $0.count } }
 
   /// Whether `count` is 0.
   public var isEmpty: Bool { count == 0 }
@@ -149,7 +149,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
   }
 
   /// Whether the channel no longer accepts elements (it was closed or cancelled).
-  public var isClosed: Bool { state.withLock { $0.phase != .open } }
+  public var isClosed: Bool { state.withCriticalSection { $0.phase != .open } }
 
   /// Cancels the channel: drops buffered and waiting elements, and makes every waiting and
   /// later operation fail with `CoChannelError.canceled` (`poll` returns `nil`, `offer`
@@ -160,13 +160,13 @@ public final class CoChannel<Element>: @unchecked Sendable {
   }
 
   /// Whether the channel was cancelled.
-  public var isCanceled: Bool { state.withLock { $0.phase == .canceled } }
+  public var isCanceled: Bool { state.withCriticalSection { $0.phase == .canceled } }
 
   /// Calls `callback` once if the channel is cancelled (at once if it already is), on the
   /// cancelling thread.
   @preconcurrency
   public func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
-    let runNow = state.withLock { state -> Bool in
+    let runNow = state.withCriticalSection { state -> Bool in
       if state.phase == .canceled { return true }
       state.cancelCallbacks.append(callback)
       return false
@@ -177,7 +177,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// Calls `callback` once when the channel is complete: when it is cancelled, or when it was
   /// closed and everything sent has been received. At once if it already is.
   public func whenComplete(_ callback: @escaping () -> Void) {
-    let runNow = state.withLock { state -> Bool in
+    let runNow = state.withCriticalSection { state -> Bool in
       if state.isComplete { return true }
       state.completionCallbacks.append(callback)
       return false

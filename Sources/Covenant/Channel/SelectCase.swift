@@ -51,7 +51,7 @@ final class ReceiveCase<Element, Output>: SelectCase {
   }
 
   func withChannelLocked(_ body: () -> Void) {
-    channel.state.withLock { state in
+    channel.state.withCriticalSection { state in
       withUnsafeMutablePointer(to: &state) { pointer in
         lockedState = UnsafeMutableRawPointer(pointer)
         body()
@@ -119,7 +119,7 @@ final class SendCase<Element, Output>: SelectCase {
   }
 
   func withChannelLocked(_ body: () -> Void) {
-    channel.state.withLock { state in
+    channel.state.withCriticalSection { state in
       withUnsafeMutablePointer(to: &state) { pointer in
         lockedState = UnsafeMutableRawPointer(pointer)
         body()

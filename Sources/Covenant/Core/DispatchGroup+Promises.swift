@@ -17,8 +17,8 @@ extension DispatchQueue {
   /// a global queue at startup (`DispatchQueue.promises = .global()`), or run the main run loop /
   /// `dispatchMain()`, or blocks chained without `on:` never run.
   public static var promises: DispatchQueue {
-    get { defaultPromiseQueue.withLock { $0 } }
-    set { defaultPromiseQueue.withLock { $0 = newValue } }
+    get { defaultPromiseQueue.withCriticalSection { $0 } }
+    set { defaultPromiseQueue.withCriticalSection { $0 = newValue } }
   }
 }
 

@@ -33,17 +33,17 @@ struct ResolutionCell<Value>: ~Copyable {
 
   /// The result if resolved.
   @inlinable var result: Result<Value, any Error>? {
-    guard let outcome = state.withLock({ $0.outcome }) else { return nil }
+    guard let outcome = state.withCriticalSection({ $0.outcome }) else { return nil }
     return Self.unbox(outcome)
   }
 
-  @inlinable var isPending: Bool { state.withLock { $0.outcome == nil } }
+  @inlinable var isPending: Bool { state.withCriticalSection { $0.outcome == nil } }
 
   /// Records `result` if still pending and returns the observers to run (outside any lock); `nil`
   /// when already resolved (later resolutions are no-ops).
   @inlinable func resolve(_ result: Result<Value, any Error>) -> ObserverList<Value>? {
     let outcome = result as Any
-    let observers = state.withLock { state -> ErasedObserverList? in
+    let observers = state.withCriticalSection { state -> ErasedObserverList? in
       guard state.outcome == nil else { return nil }
       state.outcome = outcome
       return state.observers.take()
@@ -58,7 +58,7 @@ struct ResolutionCell<Value>: ~Copyable {
 
   /// `observe` for observers that take the boxed outcome (or ignore it): no wrapping closure.
   @inlinable func observeErased(_ observer: @escaping ErasedObserver) -> Any? {
-    state.withLock { state in
+    state.withCriticalSection { state in
       if let outcome = state.outcome { return outcome }
       state.observers.append(observer)
       return nil

@@ -155,7 +155,7 @@ final class CoroutineContext: @unchecked Sendable {
   }
 
   private func finish() {
-    let callbacks = completion.withLock { state -> [() -> Void] in
+    let callbacks = completion.withCriticalSection { state -> [() -> Void] in
       state.isComplete = true
       defer { state.callbacks = [] }
       return state.callbacks
@@ -220,7 +220,7 @@ final class CoroutineContext: @unchecked Sendable {
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has).
   func whenFinished(_ callback: @escaping () -> Void) {
-    let finished = completion.withLock { state -> Bool in
+    let finished = completion.withCriticalSection { state -> Bool in
       if state.isComplete { return true }
       state.callbacks.append(callback)
       return false
@@ -228,7 +228,7 @@ final class CoroutineContext: @unchecked Sendable {
     if finished { callback() }
   }
 
-  var isFinished: Bool { completion.withLock { $0.isComplete } }
+  var isFinished: Bool { completion.withCriticalSection { $0.isComplete } }
 }
 
 /// Resumes one particular await of one coroutine, at most once.

@@ -22,7 +22,7 @@ final class OutcomeCollector<Element>: @unchecked Sendable {
   /// when this was the last one missing, else `nil`.
   func record(_ element: Element, at index: Int) -> [Element]? {
     let element = UncheckedSendable(element)
-    let all = slots.withLock { slots -> UncheckedSendable<[Element]>? in
+    let all = slots.withCriticalSection { slots -> UncheckedSendable<[Element]>? in
       slots.elements[index] = element.value
       slots.missing -= 1
       guard slots.missing == 0 else { return nil }

@@ -37,7 +37,7 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
 
   /// Adds `item`; cancels it at once if the scope is already cancelled.
   public func add(_ item: some CoCancellable) {
-    let key = state.withLock { state -> UInt64? in
+    let key = state.withCriticalSection { state -> UInt64? in
       guard !state.isCanceled else { return nil }
       state.nextKey += 1
       state.items[state.nextKey] = WeakCancellable(item)
@@ -51,23 +51,23 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
   }
 
   private func remove(_ key: UInt64) {
-    _ = state.withLock { $0.items.removeValue(forKey: key) }
+    _ = state.withCriticalSection { $0.items.removeValue(forKey: key) }
   }
 
   /// Whether the scope holds no live, incomplete items.
   public var isEmpty: Bool {
-    state.withLock { state in
+    state.withCriticalSection { state in
       state.items = state.items.filter { $0.value.item != nil }
       return state.items.isEmpty
     }
   }
 
   /// Whether the scope has been cancelled.
-  public var isCanceled: Bool { state.withLock { $0.isCanceled } }
+  public var isCanceled: Bool { state.withCriticalSection { $0.isCanceled } }
 
   /// Cancels every item and runs the `whenComplete` callbacks. Idempotent.
   public func cancel() {
-    let (items, callbacks) = state.withLock { state -> ([WeakCancellable], [() -> Void]) in
+    let (items, callbacks) = state.withCriticalSection { state -> ([WeakCancellable], [() -> Void]) in
       guard !state.isCanceled else { return ([], []) }
       state.isCanceled = true
       defer {
@@ -83,7 +83,7 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
   /// Registers `callback` to run once when the scope is cancelled (explicitly or by deinit),
   /// at once if it already is. Merely becoming empty does not complete a scope.
   public func whenComplete(_ callback: @escaping () -> Void) {
-    let runNow = state.withLock { state -> Bool in
+    let runNow = state.withCriticalSection { state -> Bool in
       if state.isCanceled { return true }
       state.callbacks.append(callback)
       return false
