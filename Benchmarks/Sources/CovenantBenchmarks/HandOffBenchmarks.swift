@@ -17,7 +17,7 @@ func benchC2(_ effort: Effort) {
   let queue = DispatchQueue(label: "bench.c2")
 
   let result = compare(
-    effort,
+    effort, repetitions: effort.scaled(21, quick: 7),
     covenant: { coPromisePingPong(rounds: rounds, on: queue) },
     baseline: { runBlocking { await continuationPingPong(rounds: rounds) } })
   noteSamples("C2", result)
@@ -110,7 +110,7 @@ func benchC3(_ effort: Effort) {
   let rounds = effort.scaled(200_000, quick: 50_000)
   let queue = DispatchQueue(label: "bench.c3")
   let result = compare(
-    effort,
+    effort, repetitions: effort.scaled(21, quick: 7),
     covenant: { channelPingPong(rounds: rounds, on: queue) },
     baseline: { runBlocking { await asyncStreamPingPong(rounds: rounds) } })
   noteSamples("C3", result)
