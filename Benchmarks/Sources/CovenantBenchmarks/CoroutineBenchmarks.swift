@@ -19,7 +19,7 @@ func benchC1(_ effort: Effort) {
     }
   }
   let primary = compare(
-    effort, covenant: coroutines,
+    effort, repetitions: effort.scaled(21, quick: 7), covenant: coroutines,
     baseline: {
       timePerOp(count) {
         for _ in 0..<count { queue.async {} }
@@ -28,7 +28,7 @@ func benchC1(_ effort: Effort) {
     })
   noteSamples("C1", primary)
   let secondary = compare(
-    effort, covenant: coroutines,
+    effort, repetitions: effort.scaled(21, quick: 7), covenant: coroutines,
     baseline: { runBlocking { await taskGroupChildren(count) } })
   noteSamples("C1'", secondary)
 

@@ -51,9 +51,13 @@ struct Comparison {
 /// nanoseconds per operation. Repetitions alternate (C B, B C, C B, …) so that slow phases of a
 /// shared machine hit both sides alike; the result holds each side's median.
 /// `repetitions` overrides the effort's count for workloads made of many short blocks.
+/// With `--side covenant|baseline` (for profilers) the other side is not run at all (its figures
+/// are then meaningless).
 func compare(
   _ effort: Effort, repetitions: Int? = nil, covenant: () -> Double, baseline: () -> Double
 ) -> Comparison {
+  let covenant = onlySide == .baseline ? { 1.0 } : covenant
+  let baseline = onlySide == .covenant ? { 1.0 } : baseline
   for _ in 0..<effort.warmups {
     _ = covenant()
     _ = baseline()
@@ -72,6 +76,11 @@ func compare(
   return Comparison(
     covenant: median(c), baseline: median(b), covenantSamples: c, baselineSamples: b)
 }
+
+enum Side { case covenant, baseline }
+
+/// Set by `--side`: run only one side of each comparison (a profiling aid).
+nonisolated(unsafe) var onlySide: Side?
 
 /// Measures one workload alone (for context figures).
 func measure(_ effort: Effort, _ body: () -> Double) -> Double {

@@ -22,10 +22,11 @@ if arguments.contains("--m1-child") {
 func usage() -> Never {
   print(
     """
-    usage: CovenantBenchmarks [--quick] [--only ID,ID,...] [--verbose]
+    usage: CovenantBenchmarks [--quick] [--only ID,ID,...] [--verbose] [--side covenant|baseline]
       --quick     fewer iterations and repetitions (whole run under two minutes)
       --only      run only these ids (\(allIDs.joined(separator: ", ")))
       --verbose   print every sample and progress on stderr
+      --side      run only one side of each comparison (for profilers; ratios meaningless)
     """)
   exit(0)
 }
@@ -50,6 +51,14 @@ while index < arguments.count {
   case let other where other.hasPrefix("--only="):
     selected = other.dropFirst("--only=".count).split(separator: ",").map {
       $0.trimmingCharacters(in: .whitespaces).uppercased()
+    }
+  case "--side":
+    index += 1
+    guard index < arguments.count else { usage() }
+    switch arguments[index] {
+    case "covenant": onlySide = .covenant
+    case "baseline": onlySide = .baseline
+    default: usage()
     }
   case "--help", "-h": usage()
   default:
