@@ -30,23 +30,22 @@ protocol SelectCase<Output>: AnyObject {
   func run() throws -> Output
 }
 
-/// `onReceive` / `onReceiveResult`.
-final class ReceiveCase<Element, Output>: SelectCase {
+/// What the receive and send cases share: the channel, the state bound while the select holds
+/// the locks, the effects to run afterwards, and the waiter a case may have queued.
+///
+/// Subclasses provide the operation (`isReady`, `complete`, `register`) and record their
+/// outcome when a queued waiter won (`recordWin(of:)`).
+class ChannelSelectCase<Element, Output> {
   let channel: CoChannel<Element>
-  let body: (Result<Element, CoChannelError>) throws -> Output
   var lockedState: UnsafeMutableRawPointer?
-  private var effects = ChannelEffects<Element>()
-  private var waiter: ChannelWaiter<Element>?
-  private var outcome: Result<Element, CoChannelError>?
+  var effects = ChannelEffects<Element>()
+  var waiter: ChannelWaiter<Element>?
 
-  init(_ channel: CoChannel<Element>, _ body: @escaping (Result<Element, CoChannelError>) throws -> Output) {
-    self.channel = channel
-    self.body = body
-  }
+  init(channel: CoChannel<Element>) { self.channel = channel }
 
   var channelIdentity: ObjectIdentifier { ObjectIdentifier(channel) }
 
-  private var state: UnsafeMutablePointer<ChannelState<Element>> {
+  var state: UnsafeMutablePointer<ChannelState<Element>> {
     lockedState!.assumingMemoryBound(to: ChannelState<Element>.self)
   }
 
@@ -61,6 +60,38 @@ final class ReceiveCase<Element, Output>: SelectCase {
   }
 
   func shareLock(with other: any SelectCase<Output>) { lockedState = other.lockedState }
+
+  func deregister() {
+    guard let waiter else { return }
+    self.waiter = nil
+    if waiter.isDone {
+      recordWin(of: waiter)
+    } else {
+      channel.locked { state, effects in state.remove(waiter, &effects) }
+    }
+  }
+
+  /// Records the outcome of `waiter`, which completed this case while the select waited.
+  func recordWin(of waiter: ChannelWaiter<Element>) {
+    preconditionFailure("ChannelSelectCase subclasses record their own outcome")
+  }
+
+  func runEffects() {
+    let effects = self.effects
+    self.effects = ChannelEffects()
+    effects.run()
+  }
+}
+
+/// `onReceive` / `onReceiveResult`.
+final class ReceiveCase<Element, Output>: ChannelSelectCase<Element, Output>, SelectCase {
+  let body: (Result<Element, CoChannelError>) throws -> Output
+  private var outcome: Result<Element, CoChannelError>?
+
+  init(_ channel: CoChannel<Element>, _ body: @escaping (Result<Element, CoChannelError>) throws -> Output) {
+    self.body = body
+    super.init(channel: channel)
+  }
 
   var isReady: Bool { state.pointee.isReceiveReady }
 
@@ -75,21 +106,7 @@ final class ReceiveCase<Element, Output>: SelectCase {
     state.pointee.receivers.append(.waiter(waiter))
   }
 
-  func deregister() {
-    guard let waiter else { return }
-    self.waiter = nil
-    if waiter.isDone {
-      outcome = waiter.receiveResult
-    } else {
-      channel.locked { state, effects in state.remove(waiter, &effects) }
-    }
-  }
-
-  func runEffects() {
-    let effects = self.effects
-    self.effects = ChannelEffects()
-    effects.run()
-  }
+  override func recordWin(of waiter: ChannelWaiter<Element>) { outcome = waiter.receiveResult }
 
   var isDone: Bool { outcome != nil }
 
@@ -97,38 +114,16 @@ final class ReceiveCase<Element, Output>: SelectCase {
 }
 
 /// `onSend`.
-final class SendCase<Element, Output>: SelectCase {
-  let channel: CoChannel<Element>
+final class SendCase<Element, Output>: ChannelSelectCase<Element, Output>, SelectCase {
   let element: Element
   let body: () throws -> Output
-  var lockedState: UnsafeMutableRawPointer?
-  private var effects = ChannelEffects<Element>()
-  private var waiter: ChannelWaiter<Element>?
   private var outcome: Result<Void, CoChannelError>?
 
   init(_ channel: CoChannel<Element>, _ element: Element, _ body: @escaping () throws -> Output) {
-    self.channel = channel
     self.element = element
     self.body = body
+    super.init(channel: channel)
   }
-
-  var channelIdentity: ObjectIdentifier { ObjectIdentifier(channel) }
-
-  private var state: UnsafeMutablePointer<ChannelState<Element>> {
-    lockedState!.assumingMemoryBound(to: ChannelState<Element>.self)
-  }
-
-  func withChannelLocked(_ body: () -> Void) {
-    channel.state.withCriticalSection { state in
-      withUnsafeMutablePointer(to: &state) { pointer in
-        lockedState = UnsafeMutableRawPointer(pointer)
-        body()
-        lockedState = nil
-      }
-    }
-  }
-
-  func shareLock(with other: any SelectCase<Output>) { lockedState = other.lockedState }
 
   var isReady: Bool { state.pointee.isSendReady }
 
@@ -143,20 +138,8 @@ final class SendCase<Element, Output>: SelectCase {
     state.pointee.senders.append(.waiter(waiter))
   }
 
-  func deregister() {
-    guard let waiter else { return }
-    self.waiter = nil
-    if waiter.isDone {
-      outcome = waiter.error.map { .failure($0) } ?? .success(())
-    } else {
-      channel.locked { state, effects in state.remove(waiter, &effects) }
-    }
-  }
-
-  func runEffects() {
-    let effects = self.effects
-    self.effects = ChannelEffects()
-    effects.run()
+  override func recordWin(of waiter: ChannelWaiter<Element>) {
+    outcome = waiter.error.map { .failure($0) } ?? .success(())
   }
 
   var isDone: Bool { outcome != nil }
