@@ -72,7 +72,12 @@ final class CoChannelStressTests: XCTestCase {
           }
         }
       }
-      queue.asyncAfter(deadline: .now() + 0.005) { channel.cancel() }
+      // From a thread of its own: the coroutines may keep every worker of the (2-core) pool
+      // busy without ever suspending, and a cancel queued behind them would starve.
+      Thread.detachNewThread {
+        Thread.sleep(forTimeInterval: 0.005)
+        channel.cancel()
+      }
       XCTAssertEqual(group.wait(timeout: .now() + 20), .success)
     }
   }
