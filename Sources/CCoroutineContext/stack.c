@@ -479,12 +479,68 @@ static void return_to_system(cov_stack_t *stack) {
   else slab_free_slot(stack);
 }
 
+// MARK: - Per-thread cache
+
+// A thread that runs coroutine after coroutine takes and returns default-size stacks in pairs:
+// a couple kept per thread spare the shared pool's mutex on that path. Entries of a size that
+// is no longer the default are returned to the system when met; a thread's entries go back to
+// the shared pool when it exits.
+enum { COV_THREAD_CACHE_CAPACITY = 2 };
+
+typedef struct {
+  cov_stack_t stacks[COV_THREAD_CACHE_CAPACITY];
+  int count;
+  bool registered;
+} thread_cache_t;
+
+static _Thread_local thread_cache_t thread_cache;
+static pthread_key_t thread_cache_key;
+static pthread_once_t thread_cache_key_once = PTHREAD_ONCE_INIT;
+
+static void release_to_pool(cov_stack_t *stack);
+
+static void flush_thread_cache(void *unused) {
+  (void)unused;
+  while (thread_cache.count > 0) {
+    cov_stack_t stack = thread_cache.stacks[--thread_cache.count];
+    release_to_pool(&stack);
+  }
+}
+
+static void make_thread_cache_key(void) { pthread_key_create(&thread_cache_key, flush_thread_cache); }
+
+static bool thread_cache_take(size_t requested, cov_stack_t *out) {
+  while (thread_cache.count > 0) {
+    cov_stack_t stack = thread_cache.stacks[--thread_cache.count];
+    if (stack.size == requested) {
+      *out = stack;
+      return true;
+    }
+    return_to_system(&stack);  // left over from an earlier default size
+  }
+  return false;
+}
+
+static bool thread_cache_give(cov_stack_t *stack) {
+  if (thread_cache.count == COV_THREAD_CACHE_CAPACITY) return false;
+  if (!thread_cache.registered) {
+    pthread_once(&thread_cache_key_once, make_thread_cache_key);
+    // Any non-NULL value: it only makes the destructor run at thread exit.
+    if (pthread_setspecific(thread_cache_key, &thread_cache) != 0) return false;
+    thread_cache.registered = true;
+  }
+  thread_cache.stacks[thread_cache.count++] = *stack;
+  memset(stack, 0, sizeof *stack);
+  return true;
+}
+
 int cov_stack_allocate(size_t size, cov_stack_t *out) {
   if (!out) return EINVAL;
   size_t requested = size == 0 ? cov_stack_default_size() : normalized_size(size);
   if (requested == 0) return ENOMEM;
 
   if (requested == cov_stack_default_size()) {
+    if (thread_cache_take(requested, out)) return 0;
     pthread_mutex_lock(&lock);
     // Pool entries always have the current default size (set_default_size flushes the pool).
     if (pool_count > 0 && pool[pool_count - 1].size == requested) {
@@ -508,6 +564,12 @@ void cov_stack_release(cov_stack_t *stack) {
   // Frames that lived here may have left poisoned redzones behind.
   __asan_unpoison_memory_region(stack->base, stack->size);
 #endif
+  if (stack->size == cov_stack_default_size() && thread_cache_give(stack)) return;
+  release_to_pool(stack);
+}
+
+// Returns a stack to the shared pool, or to the system when the pool is full.
+static void release_to_pool(cov_stack_t *stack) {
   if (stack->size == cov_stack_default_size()) {
     pthread_mutex_lock(&lock);
     size_t capacity = cov_stack_pool_capacity();
