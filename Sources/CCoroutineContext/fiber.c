@@ -30,12 +30,12 @@ extern void swift_task_enterThreadLocalContext(char *state) __attribute__((swift
 extern void swift_task_exitThreadLocalContext(char *state) __attribute__((swiftcall, weak));
 #define COV_EXCLUSIVITY_ENTER(fiber)                                                    \
   do {                                                                                  \
-    if (swift_task_enterThreadLocalContext)                                             \
+    if ((fiber)->track_exclusivity && swift_task_enterThreadLocalContext)               \
       swift_task_enterThreadLocalContext((char *)(fiber)->exclusivity);                 \
   } while (0)
 #define COV_EXCLUSIVITY_EXIT(fiber)                                                     \
   do {                                                                                  \
-    if (swift_task_exitThreadLocalContext)                                              \
+    if ((fiber)->track_exclusivity && swift_task_exitThreadLocalContext)                \
       swift_task_exitThreadLocalContext((char *)(fiber)->exclusivity);                  \
   } while (0)
 #else
@@ -84,6 +84,7 @@ struct cov_fiber {
   bool started;
   bool running;
   bool finished;
+  bool track_exclusivity;   // call the Swift exclusivity hooks (default; see the header)
 #if defined(COV_ASAN)
   void *fake_stack;                // the fiber's ASan fake stack while it is switched out
   const void *resumer_bottom;      // the resumer's stack, for switching back to it
@@ -169,6 +170,7 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
   fiber->entry = entry;
   fiber->argument = argument;
   fiber->stack = stack;
+  fiber->track_exclusivity = true;
   fiber->context = cov_make_fcontext_hidden(fiber, (size_t)((char *)fiber - (char *)stack.base),
                                             fiber_main);
 #if defined(COV_TSAN)
@@ -259,6 +261,11 @@ cov_fiber_t *cov_fiber_current(void) { return thread_state.current; }
 size_t cov_fiber_stack_size(const cov_fiber_t *fiber) { return fiber->stack.size; }
 
 void *cov_fiber_stack_base(const cov_fiber_t *fiber) { return fiber->stack.base; }
+
+void cov_fiber_set_exclusivity_tracking(cov_fiber_t *fiber, int enabled) {
+  if (fiber->started && !fiber->finished) misuse("exclusivity tracking changed on a started fiber");
+  fiber->track_exclusivity = enabled != 0;
+}
 
 void *cov_tls_load(int slot) { return cov_tls_slots[slot]; }
 

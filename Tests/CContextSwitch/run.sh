@@ -15,9 +15,12 @@ libs=(-lm)
 
 status=0
 
+# Never let a hung test hang CI: each run gets 10 minutes.
+bounded() { if command -v timeout >/dev/null 2>&1; then timeout 600 "$@"; else "$@"; fi; }
+
 echo "== native ($(uname -m)): cc ${flags[*]}"
 cc "${flags[@]}" "${sources[@]}" "${libs[@]}" -o "$out/test_switch"
-"$out/test_switch" || status=1
+bounded "$out/test_switch" || status=1
 
 if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64-static >/dev/null 2>&1; then
   echo "== arm64 under qemu-user: aarch64-linux-gnu-gcc -static ${flags[*]}"
@@ -25,7 +28,7 @@ if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64-s
   # Under qemu-user, MADV_GUARD_INSTALL is accepted but not emulated: the library detects that
   # and uses mprotect guards, so the 100,000-stack test reports a skip.
   # The "qemu: uncaught target signal 11" lines come from the children that overflow on purpose.
-  COV_TEST_EMULATED=1 qemu-aarch64-static "$out/test_switch_arm64" || status=1
+  COV_TEST_EMULATED=1 bounded qemu-aarch64-static "$out/test_switch_arm64" || status=1
 else
   echo "== arm64: SKIPPED (aarch64-linux-gnu-gcc or qemu-aarch64-static not installed)"
 fi
@@ -43,13 +46,22 @@ if [ -n "$clang_bin" ] && [ "${COV_SKIP_SANITIZERS:-0}" != 1 ]; then
   if [ -e "$swift_lib/libdispatch.so" ]; then
     tsan_libs=(-L "$swift_lib" -ldispatch -lBlocksRuntime "-Wl,-rpath,$swift_lib")
   fi
+  if [ -e "$swift_lib/libswiftCore.so" ]; then
+    echo "== $(uname -m) linked with libswiftCore (Swift exclusivity hooks live): $clang_bin"
+    "$clang_bin" -O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" \
+      -pthread "${sources[@]}" "${libs[@]}" -L "$swift_lib" -Wl,--no-as-needed -lswiftCore \
+      "-Wl,-rpath,$swift_lib" -o "$out/test_switch_swiftcore"
+    # No Swift backtracer: it would inherit the captured stderr of the crashing test children.
+    SWIFT_BACKTRACE=enable=no bounded "$out/test_switch_swiftcore" >"$out/run_swiftcore.log" 2>&1 || status=1
+    grep -E '^(FAIL|SKIP)|passed, .* failed|exclusivity hooks:' "$out/run_swiftcore.log" || true
+  fi
   for san in address thread; do
     extra=()
     [ "$san" = thread ] && extra=("${tsan_libs[@]}")
     echo "== $(uname -m) with -fsanitize=$san: $clang_bin"
     if "$clang_bin" "${san_flags[@]}" -fsanitize=$san "${sources[@]}" "${libs[@]}" "${extra[@]}" \
         -o "$out/test_switch_$san" 2>"$out/build_$san.log"; then
-      ASAN_OPTIONS=detect_leaks=0 "$out/test_switch_$san" >"$out/run_$san.log" 2>&1 || status=1
+      ASAN_OPTIONS=detect_leaks=0 bounded "$out/test_switch_$san" >"$out/run_$san.log" 2>&1 || status=1
       grep -E '^(FAIL|SKIP)|passed, .* failed|WARNING: ThreadSanitizer|ERROR: AddressSanitizer' \
         "$out/run_$san.log" | grep -v 'stack-overflow' || true
       if grep -q 'WARNING: ThreadSanitizer' "$out/run_$san.log"; then status=1; fi

@@ -147,6 +147,16 @@ static inline void cov_tls_set(int slot, void *value) { cov_tls_slots[slot] = va
 void *cov_tls_load(int slot);
 void cov_tls_store(int slot, void *value);
 
+/// Whether the fiber moves its Swift exclusivity access set on every switch (default: yes; set it
+/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext,
+/// about 7 ns per resume+suspend here) are what allow a fiber suspended inside a dynamic exclusive
+/// access (`object.property += f()` where f suspends) to resume on ANOTHER thread, and they hide a
+/// suspended fiber's accesses from the code that runs meanwhile. A fiber that is always resumed
+/// on the thread it suspended on (e.g. a generator driven synchronously) may turn them off: its
+/// open accesses then stay visible to that thread while it is suspended, as in ordinary nested
+/// code, and resuming it on another thread with an access open is a fatal runtime error.
+void cov_fiber_set_exclusivity_tracking(cov_fiber_t *fiber, int enabled);
+
 /// 1 if stacks get their guards as page-table markers (Linux MADV_GUARD_INSTALL, no extra
 /// mapping per stack, default-size stacks carved from shared slabs), 0 if every stack is its own
 /// mapping with an mprotect'ed guard (older kernels, macOS). For tests and diagnostics.
