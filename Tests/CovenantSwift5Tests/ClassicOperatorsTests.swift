@@ -116,9 +116,12 @@ final class ClassicOperatorsTests: XCTestCase {
 
   func testAllAnyRaceReduce() {
     var results: [String] = []
-    all(Promise(1), Promise(2), Promise(3)).then { values in results.append("all \(values)") }
+    all(Promise(1), Promise(2), Promise(3), Promise(4), Promise(5)).then { values in
+      results.append("all \(values)")
+    }
+    all(Promise(1), Promise(2), Promise(3)).then { values in results.append("triple \(values)") }
     all(Promise(1), Promise("two")).then { number, text in results.append("pair \(number) \(text)") }
-    any(Promise(1), Promise<Int>(Oops())).then { outcomes in
+    any([Promise(1), Promise<Int>(Oops())]).then { outcomes in
       results.append("any \(outcomes.compactMap { $0.value })")
     }
     race(Promise<Int>(), Promise(9)).then { results.append("race \($0)") }
@@ -129,7 +132,7 @@ final class ClassicOperatorsTests: XCTestCase {
     XCTAssertTrue(waitForPromises(timeout: 2))
     XCTAssertEqual(
       Set(results),
-      ["all [1, 2, 3]", "pair 1 two", "any [1]", "race 9", "step 1", "step 2", "step 3", "reduced 6"])
+      ["all [1, 2, 3, 4, 5]", "triple (1, 2, 3)", "pair 1 two", "any [1]", "race 9", "step 1", "step 2", "step 3", "reduced 6"])
   }
 
   func testWrapLegacyAPIs() {

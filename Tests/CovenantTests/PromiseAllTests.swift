@@ -27,7 +27,8 @@ final class PromiseAllTests: PromiseTestCase {
   func testAlreadyResolvedSources() throws {
     let combined = all(on: .main, Promise(1), Promise(2))
     XCTAssertTrue(combined.isPending, "resolved inline")
-    XCTAssertEqual(try wait(for: combined, timeout: 2), [1, 2])
+    let (first, second) = try wait(for: combined, timeout: 2)
+    XCTAssertEqual([first, second], [1, 2])
     let rejected = all(on: queue.queue, Promise(1), Promise<Int>(TestError(2)))
     settle()
     XCTAssertEqual(rejected.error as? TestError, TestError(2))
@@ -51,14 +52,22 @@ final class PromiseAllTests: PromiseTestCase {
     XCTAssertEqual(try wait(for: combined, timeout: 2), [1, 2, 3])
   }
 
-  func testSameTypedPromisesGiveAnArray() throws {
+  // Issue 10: as in google/promises, two to four promises give a tuple even when they have
+  // the same type; the array form takes more, an array, or a stated array type.
+  func testSameTypedPromisesGiveATupleUpToFour() throws {
     let pair = all(on: queue.queue, Promise(1), Promise(2))
-    let _: Promise<[Int]> = pair
+    let _: Promise<(Int, Int)> = pair
+    XCTAssertEqual(try wait(for: pair.then(on: queue.queue) { pair in pair.0 + pair.1 }, timeout: 2), 3)
+    let triple = all(on: queue.queue, Promise(1), Promise(2), Promise(3))
+    XCTAssertEqual(try wait(for: triple, timeout: 2).2, 3)
     let quartet = all(on: queue.queue, Promise(1), Promise(2), Promise(3), Promise(4))
-    let _: Promise<[Int]> = quartet
-    XCTAssertEqual(try wait(for: quartet, timeout: 2), [1, 2, 3, 4])
+    XCTAssertEqual(try wait(for: quartet, timeout: 2).3, 4)
     let many = all(on: queue.queue, Promise(1), Promise(2), Promise(3), Promise(4), Promise(5))
     XCTAssertEqual(try wait(for: many, timeout: 2), [1, 2, 3, 4, 5])
+    let stated: Promise<[Int]> = all(on: queue.queue, Promise(1), Promise(2))
+    XCTAssertEqual(try wait(for: stated, timeout: 2), [1, 2])
+    let single = all(on: queue.queue, Promise(1))
+    XCTAssertEqual(try wait(for: single, timeout: 2), [1])
   }
 
   func testTupleForms() throws {

@@ -30,7 +30,8 @@ final class PromiseAnyTests: PromiseTestCase {
   func testAlreadyResolvedSources() throws {
     let combined = any(on: .main, Promise(1), Promise<Int>(TestError(2)))
     XCTAssertTrue(combined.isPending, "resolved inline")
-    XCTAssertEqual(try wait(for: combined, timeout: 2), [.value(1), .error(TestError(2))])
+    let (first, second) = try wait(for: combined, timeout: 2)
+    XCTAssertEqual([first, second], [.value(1), .error(TestError(2))])
   }
 
   func testThrowingSourceBlockIsAnErrorOutcome() throws {
@@ -45,10 +46,19 @@ final class PromiseAnyTests: PromiseTestCase {
     XCTAssertEqual(try wait(for: variadic, timeout: 2), [])
   }
 
-  func testSameTypedPromisesGiveAnArray() throws {
+  // Issue 10: as in google/promises, two or three promises give a tuple even when they have
+  // the same type; the array form takes more, an array, or a stated array type.
+  func testSameTypedPromisesGiveATupleUpToThree() throws {
     let pair = any(on: queue.queue, Promise(1), Promise(2))
-    let _: Promise<[Maybe<Int>]> = pair
-    XCTAssertEqual(try wait(for: pair, timeout: 2), [.value(1), .value(2)])
+    let _: Promise<(Maybe<Int>, Maybe<Int>)> = pair
+    let (first, second) = try wait(for: pair, timeout: 2)
+    XCTAssertEqual([first, second], [.value(1), .value(2)])
+    let triple = any(on: queue.queue, Promise(1), Promise(2), Promise<Int>(TestError(3)))
+    XCTAssertEqual(try wait(for: triple, timeout: 2).2, .error(TestError(3)))
+    let four = any(on: queue.queue, Promise(1), Promise(2), Promise(3), Promise(4))
+    XCTAssertEqual(try wait(for: four, timeout: 2).count, 4)
+    let stated: Promise<[Maybe<Int>]> = any(on: queue.queue, Promise(1), Promise(2))
+    XCTAssertEqual(try wait(for: stated, timeout: 2), [.value(1), .value(2)])
   }
 
   func testTupleForms() throws {

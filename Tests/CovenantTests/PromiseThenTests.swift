@@ -2,8 +2,8 @@ import Covenant
 import Foundation
 import XCTest
 
-// As in SPEC §2.2's example. (Module-wide: with it, `Promise("text")` is ambiguous between the
-// value and the error initializer, so this target avoids String-valued promises.)
+// As in SPEC §2.2's example, and google/promises' tests: module-wide, so every `String` here
+// also conforms to `Error` (and `Promise("text")` still means the value initializer).
 extension String: @retroactive Error {}
 
 final class CustomNSError: NSError, @unchecked Sendable {}
@@ -167,14 +167,29 @@ final class PromiseThenTests: PromiseTestCase {
     XCTAssertTrue(derived.isFulfilled)
   }
 
-  func testConcreteErrorStructIsAValue() throws {
+  // Issue 10 / SPEC §2.2: a value of a type declared as an error rejects, whatever the
+  // declared result type; a standard type with a retroactive conformance stays a value.
+  func testConcreteErrorStructRejects() {
     let derived = Promise(1).then(on: queue.queue) { _ in TestError(6) }
-    XCTAssertEqual(try wait(for: derived, timeout: 2), TestError(6))
+    settle()
+    XCTAssertEqual(derived.error as? TestError, TestError(6))
   }
 
-  func testAnyIsNotAnErrorType() throws {
-    let derived = Promise(1).then(on: queue.queue) { _ -> Any in TestError(9) }
-    XCTAssertEqual(try wait(for: derived, timeout: 2) as? TestError, TestError(9))
+  func testAnyHoldingAnErrorRejectsAndAnyHoldingAStringIsAValue() throws {
+    let error = Promise(1).then(on: queue.queue) { _ -> Any in TestError(9) }
+    let string = Promise(1).then(on: queue.queue) { _ -> Any in "text" }
+    let optional = Promise(1).then(on: queue.queue) { _ -> TestError? in TestError(10) }
+    settle()
+    XCTAssertEqual(error.error as? TestError, TestError(9))
+    XCTAssertEqual(string.value as? String, "text")
+    XCTAssertEqual(optional.value, TestError(10))  // optionals are values
+  }
+
+  func testValueInitializerAppliesTheSameRule() {
+    XCTAssertEqual(Promise(TestError(11)).error as? TestError, TestError(11))
+    XCTAssertEqual(Promise("text").value, "text")
+    XCTAssertEqual(Promise<Any>(TestError(12) as Any).error as? TestError, TestError(12))
+    XCTAssertEqual(Promise<Any>(5 as Any).value as? Int, 5)
   }
 
   func testLongChainKeepsOrder() throws {

@@ -10,9 +10,11 @@ extension CoChannel {
 
     @inlinable init(_ receiver: Receiver) { self.receiver = receiver }
 
-    /// The next element, or `nil` when iteration ends.
+    /// The next element, or `nil` when iteration ends. Not `mutating` (the state is the
+    /// channel's), so `let iterator = channel.makeIterator(); iterator.next()` works, as with
+    /// SwiftCoroutine's `AnyIterator`.
     @inlinable
-    public mutating func next() -> Element? { try? receiver.awaitReceive() }
+    public func next() -> Element? { try? receiver.awaitReceive() }
   }
 
   /// An iterator (and single-pass sequence) of the elements received from this channel.

@@ -36,8 +36,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
   public enum BufferType: Equatable, Sendable {
     /// No buffer: a send waits until a receiver takes the element (rendezvous).
     case none
-    /// Up to `capacity` elements; senders wait while it is full. A capacity of 0 or less
-    /// behaves as `.none`.
+    /// Up to `capacity` elements; senders wait while it is full. A channel normalises it, as
+    /// SwiftCoroutine does: a capacity of 0 (or less) is `.none`, `Int.max` is `.unlimited`.
     case buffered(capacity: Int)
     /// Any number of elements; senders never wait.
     case unlimited
@@ -51,12 +51,16 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// channel again and again does not allocate and free a waiter each time.
   @usableFromInline let spareWaiter = Atomic<UnsafeMutableRawPointer?>(nil)
 
-  /// The channel's buffer type.
+  /// The channel's buffer type, normalised: never `.buffered` with a capacity of 0 or less
+  /// (that is `.none`) or of `Int.max` (that is `.unlimited`).
   public let bufferType: BufferType
 
   /// Creates a channel (by default with an unlimited buffer).
+  ///
+  /// `.buffered(capacity: 0)` (or less) makes a `.none` channel and
+  /// `.buffered(capacity: .max)` an `.unlimited` one; `bufferType` says so afterwards.
   public init(bufferType: BufferType = .unlimited) {
-    self.bufferType = bufferType
+    self.bufferType = bufferType.normalized
     switch bufferType {
     case .none: state = Mutex(ChannelState(capacity: 0, isConflated: false))
     case .buffered(let capacity):
@@ -67,12 +71,18 @@ public final class CoChannel<Element>: @unchecked Sendable {
   }
 
   deinit {
+    // Nobody can send or receive any more: what still waits on the channel (`whenReceive`
+    // callbacks, `receiveFuture` futures, `whenCanceled` / `whenComplete` callbacks) would
+    // wait forever. Cancel, as SwiftCoroutine's channels do on deinit, so that they all run
+    // with `CoChannelError.canceled`. (A suspended coroutine holds the channel, so none waits.)
+    cancel()
     if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
       Unmanaged<AnyObject>.fromOpaque(spare).release()
     }
   }
 
-  /// Creates a channel with a buffer of `capacity` elements (`.buffered(capacity:)`).
+  /// Creates a channel with a buffer of `capacity` elements (`.buffered(capacity:)`): with a
+  /// capacity of 0 (or less) a `.none` channel, with `Int.max` an `.unlimited` one.
   public convenience init(capacity: Int) {
     self.init(bufferType: .buffered(capacity: capacity))
   }
@@ -187,3 +197,15 @@ public final class CoChannel<Element>: @unchecked Sendable {
 }
 
 extension CoChannel: CoCancellable {}
+
+extension CoChannel.BufferType {
+  /// The same buffering, spelled one way: `.buffered` only for a capacity from 1 to
+  /// `Int.max - 1`.
+  var normalized: Self {
+    switch self {
+    case .buffered(let capacity) where capacity <= 0: return .none
+    case .buffered(Int.max): return .unlimited
+    default: return self
+    }
+  }
+}

@@ -51,17 +51,34 @@ public final class Promise<Value>: @unchecked Sendable {
 
   /// Creates a promise fulfilled with `value`, or rejected with the error `value` throws.
   ///
+  /// A value that is an error (see `then`) rejects, as in google/promises: `Promise<Any>(e)`.
+  ///
   /// Disfavored so that `Promise(future)` (a `CoFuture`) means the conversion, not a
-  /// `Promise<CoFuture<…>>`.
+  /// `Promise<CoFuture<…>>`; when `Value` conforms to `Error`, the overload in the
+  /// `where Value: Error` extension below is the one chosen.
   @_disfavoredOverload
   public init(_ value: @autoclosure () throws -> Value) {
     isInDispatchGroup = Atomic(false)
-    do { cell = ResolutionCell(resolved: .success(try value())) } catch {
-      cell = ResolutionCell(resolved: .failure(error))
+    cell = ResolutionCell(resolved: Self.outcome(of: value))
+  }
+
+  /// What `init(_ value:)` resolves with: the value, the error it is, or the error it throws.
+  static func outcome(of value: () throws -> Value) -> Result<Value, any Error> {
+    do {
+      let value = try value()
+      if let error = returnedError(value) { return .failure(error) }
+      return .success(value)
+    } catch {
+      return .failure(error)
     }
   }
 
   /// Creates a promise rejected with `error`.
+  ///
+  /// Disfavored: when `Value` itself conforms to `Error` (`extension String: Error {}`), an
+  /// argument of type `Value` means the value initializer, as in google/promises; otherwise an
+  /// unstated `Value` could be "solved" as any type, turning `Promise("text")` into a rejection.
+  @_disfavoredOverload
   public init(_ error: any Error) {
     isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: .failure(error))
@@ -117,9 +134,11 @@ public final class Promise<Value>: @unchecked Sendable {
     return false
   }
 
-  /// The value if fulfilled, else `nil`.
+  /// The value if fulfilled, else `nil`. A promise of an optional fulfilled with `nil` has the
+  /// value `nil` too (not `.some(nil)`), as in google/promises; `isFulfilled` tells it apart
+  /// from a pending one.
   public var value: Value? {
-    if case .success(let value) = cell.result { return value }
+    if case .success(let value) = cell.result, !isNilOptional(value) { return value }
     return nil
   }
 
@@ -131,6 +150,20 @@ public final class Promise<Value>: @unchecked Sendable {
 
   /// The outcome if resolved, else `nil`.
   @inlinable public var result: Result<Value, any Error>? { cell.result }
+}
+
+extension Promise where Value: Error {
+  /// Creates a promise with `value`, a value of a type that conforms to `Error`: rejected with
+  /// it when its type is declared as an error (`Promise(MyError.failed)`), fulfilled with it
+  /// when it is a standard value type given a retroactive conformance
+  /// (`extension String: Error {}`, then `Promise("")`); rejected with the error `value`
+  /// throws. As in google/promises, where the former bridge to `NSError`, the latter to
+  /// `NSString` and friends.
+  ///
+  /// Chosen over `init(_ error:)` whenever the argument has type `Value`.
+  public convenience init(_ value: @autoclosure () throws -> Value) {
+    self.init(result: Self.outcome(of: value))
+  }
 }
 
 extension Promise: CustomStringConvertible {

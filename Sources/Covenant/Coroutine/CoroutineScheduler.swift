@@ -70,13 +70,27 @@ extension CoroutineScheduler {
   /// }
   /// ```
   ///
+  /// SwiftCoroutine's exact signature, so `startCoroutine(in:task:)` also works with the label
+  /// and as a function value; `startCoroutine(in:stackSize:_:)` sets the stack size.
+  @preconcurrency
+  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void) {
+    startCoroutine(in: scope, stackSize: nil, task)
+  }
+
+  /// Starts a coroutine that runs `task` on this scheduler, on a stack of `stackSize` bytes;
+  /// otherwise the same as `startCoroutine(in:task:)`.
+  ///
+  /// ```swift
+  /// DispatchQueue.global().startCoroutine(stackSize: 1 << 20) { try parseDeeplyNested(input) }
+  /// ```
+  ///
   /// - Parameter stackSize: bytes of stack for this coroutine; `nil` uses
   ///   `Coroutine.defaultStackSize`. The stack is allocated when the coroutine first runs; a
   ///   coroutine that cannot get one (address space exhausted) does not run, and the failure
   ///   is reported on stderr.
   @preconcurrency
   public func startCoroutine(
-    in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, stackSize: Int?, _ task: @escaping @Sendable () throws -> Void
   ) {
     let coroutine = CoroutineContext(scheduler: self, stackSize: stackSize ?? 0, body: task)
     scope?.add(coroutine)

@@ -10,12 +10,22 @@ extension CoroutineScheduler {
   /// }
   /// ```
   ///
+  /// SwiftCoroutine's exact signature, so `scheduler.coroutineFuture` also works as a function
+  /// value; `coroutineFuture(stackSize:_:)` sets the stack size.
+  @preconcurrency
+  public func coroutineFuture<T>(_ task: @escaping @Sendable () throws -> T) -> CoFuture<T> {
+    CoFuture(scheduler: self, stackSize: nil, task: task)
+  }
+
+  /// Starts a coroutine running `task` on this scheduler, on a stack of `stackSize` bytes, and
+  /// returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
+  ///
   /// - Parameter stackSize: bytes of stack for the coroutine; `nil` uses
   ///   `Coroutine.defaultStackSize`. If no stack can be had, the future fails with
   ///   `CoroutineStartError`.
   @preconcurrency
   public func coroutineFuture<T>(
-    stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> T
+    stackSize: Int?, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
     CoFuture(scheduler: self, stackSize: stackSize, task: task)
   }

@@ -5,11 +5,14 @@ import Dispatch
 /// promises it is fulfilled with `[]`.
 ///
 /// ```swift
-/// all(fetchAvatar(for: alice), fetchAvatar(for: bob)).then { avatars in show(avatars) }
+/// all(fetchAvatar(for: alice), fetchAvatar(for: bob), fetchAvatar(for: carol),
+///     fetchAvatar(for: dave), fetchAvatar(for: eve)).then { avatars in show(avatars) }
 /// ```
 ///
-/// With two to four promises of the *same* type this array form is chosen; give promises of
-/// different types (or state the tuple type) for the tuple forms.
+/// With two to four promises the tuple forms are chosen, as in google/promises, even when the
+/// promises have the same type (`all(a, b).then { pair in pair.0 }`); state the array type
+/// (`let both: Promise<[User]> = all(a, b)`) or pass an array for this form.
+@_disfavoredOverload  // the tuple forms win for two to four promises, as in google/promises
 @preconcurrency
 public func all<Value>(
   on queue: DispatchQueue = .promises,
@@ -39,10 +42,12 @@ public func all<Value, Promises: Sequence>(
 /// Returns a promise fulfilled with both values once both promises are fulfilled; it is
 /// rejected as soon as either is rejected.
 ///
+/// Chosen for any two promises, of the same type too: `all(a, b)` is a `Promise<(A, B)>`, as in
+/// google/promises.
+///
 /// ```swift
 /// all(fetchAvatar(for: user), fetchCover(for: user)).then { avatar, cover in show(avatar, cover) }
 /// ```
-@_disfavoredOverload  // two promises of one type mean the array form, as in google/promises
 @preconcurrency
 public func all<A, B>(
   on queue: DispatchQueue = .promises,
@@ -57,7 +62,6 @@ public func all<A, B>(
 
 /// Returns a promise fulfilled with the three values once all three promises are fulfilled; it
 /// is rejected as soon as any is rejected.
-@_disfavoredOverload
 @preconcurrency
 public func all<A, B, C>(
   on queue: DispatchQueue = .promises,
@@ -73,7 +77,6 @@ public func all<A, B, C>(
 
 /// Returns a promise fulfilled with the four values once all four promises are fulfilled; it
 /// is rejected as soon as any is rejected.
-@_disfavoredOverload
 @preconcurrency
 public func all<A, B, C, D>(
   on queue: DispatchQueue = .promises,

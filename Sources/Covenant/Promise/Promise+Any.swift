@@ -5,13 +5,14 @@ import Dispatch
 /// rejected with the error of the last to settle. With no promises it is fulfilled with `[]`.
 ///
 /// ```swift
-/// any(fetchAvatar(for: alice), fetchAvatar(for: bob)).then { outcomes in
+/// any([fetchAvatar(for: alice), fetchAvatar(for: bob)]).then { outcomes in
 ///   show(outcomes.compactMap(\.value))
 /// }
 /// ```
 ///
-/// With two or three promises of the *same* type this array form is chosen; give promises of
-/// different types (or state the tuple type) for the tuple forms.
+/// With two or three promises the tuple forms are chosen, as in google/promises, even when the
+/// promises have the same type; state the array type or pass an array for this form.
+@_disfavoredOverload  // the tuple forms win for two to four promises, as in google/promises
 @preconcurrency
 public func any<Value>(
   on queue: DispatchQueue = .promises,
@@ -43,7 +44,6 @@ public func any<Value, Promises: Sequence>(
 ///   show(avatar.value ?? .placeholder, cover.value)
 /// }
 /// ```
-@_disfavoredOverload  // two promises of one type mean the array form, as in google/promises
 @preconcurrency
 public func any<A, B>(
   on queue: DispatchQueue = .promises,
@@ -59,7 +59,6 @@ public func any<A, B>(
 /// Returns a promise that waits for the three promises to settle and is fulfilled with their
 /// outcomes if at least one was fulfilled; if all were rejected, it is rejected with the error
 /// of the last to settle.
-@_disfavoredOverload
 @preconcurrency
 public func any<A, B, C>(
   on queue: DispatchQueue = .promises,

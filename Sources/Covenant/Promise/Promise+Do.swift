@@ -7,6 +7,12 @@ extension Promise {
   /// ```swift
   /// let checksum = Promise<UInt32>(on: .global()) { try crc32(of: file) }
   /// ```
+  ///
+  /// Disfavored against the promise-returning form below, so that a block returning a promise
+  /// adopts it even when nothing states `Value` (`Promise { fetchUser(id) }` is a
+  /// `Promise<User>`), and a block that only throws (`Promise<Int> { throw E() }`) is not
+  /// ambiguous: it rejects, whichever form runs it.
+  @_disfavoredOverload
   @preconcurrency
   public convenience init(on queue: DispatchQueue = .promises, _ work: @escaping @Sendable Do<Value>) {
     self.init()

@@ -22,11 +22,11 @@ extension Promise {
   /// Chains `work` to run on `queue` with the fulfilled value; the returned promise is fulfilled
   /// with what `work` returns.
   ///
-  /// A rejection skips `work` and is passed on; a throw from `work` rejects. When the declared
-  /// result type is an error type — `any Error` (`{ _ -> Error in … }`), or a class conforming to
-  /// `Error` such as `NSError` — the returned error **rejects** the promise, as in
-  /// google/promises. A value type that merely conforms to `Error` (say, `String` after
-  /// `extension String: Error {}`) is an ordinary value when it is the declared result type.
+  /// A rejection skips `work` and is passed on; a throw from `work` rejects. A returned
+  /// *error* **rejects** the promise, as in google/promises: a value of a type declared as an
+  /// error (`return MyError.failed`, an `NSError`), or any value when the result type is
+  /// `any Error`. Standard value types given a retroactive `Error` conformance (say, `String`
+  /// after `extension String: Error {}`) stay ordinary values.
   ///
   /// ```swift
   /// Promise(1).then { $0 + 1 }.then { print($0) }   // prints 2
@@ -64,25 +64,4 @@ extension Promise {
       return .fulfill(value)
     }
   }
-}
-
-/// The error a `then` block returned *as an error*: `value` when its static type `R` is an
-/// error type (the `any Error` existential, possibly composed with marker protocols such as
-/// `Sendable`, or a class conforming to `Error`), `nil` for any other type — in particular for a
-/// value type that merely conforms to `Error`.
-/// The error a `then` block returned, when its declared result type is an error type: the
-/// `any Error` existential (or another existential whose value is an error), or a class type
-/// conforming to `Error` such as `NSError`. A value type that merely conforms to `Error` (say,
-/// after `extension String: Error {}`) is a value, not an error.
-@inlinable
-func returnedError<R>(_ value: R) -> (any Error)? {
-  // Cheap checks first: this runs once per `then` block.
-  if R.self == (any Error).self { return value as? any Error }
-  if !(R.self is AnyClass), ObjectIdentifier(type(of: value as Any)) == ObjectIdentifier(R.self) {
-    return nil  // a concrete value type: its values have exactly that type
-  }
-  // Class types and other existentials: only those whose type is itself an error type
-  // (`NSError`, `any LocalizedError`); `Any` holding an error is still a value.
-  guard R.self is any Error.Type else { return nil }
-  return value as? any Error
 }
