@@ -64,10 +64,12 @@ final class SwiftCoroutineCompatibilityTests: XCTestCase {
 
   func testStartCoroutineWithTaskLabelAndAsAFunctionValue() {
     let start: (CoScope?, @escaping () throws -> Void) -> Void = DispatchQueue.global().startCoroutine(in:task:)
+    let unlabeled: (CoScope?, @escaping () throws -> Void) -> Void = DispatchQueue.global().startCoroutine
     let scope = CoScope()
     let done = expectation(description: "all ran")
-    done.expectedFulfillmentCount = 5
+    done.expectedFulfillmentCount = 6
     start(nil) { done.fulfill() }
+    unlabeled(scope) { done.fulfill() }
     DispatchQueue.global().startCoroutine(task: { done.fulfill() })
     DispatchQueue.global().startCoroutine(in: scope, task: { done.fulfill() })
     DispatchQueue.global().startCoroutine(in: scope) { done.fulfill() }
