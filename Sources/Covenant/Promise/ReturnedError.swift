@@ -20,7 +20,7 @@ import Synchronization
 /// one relaxed atomic load and a compare, with no boxing.
 @inlinable
 func returnedError<R>(_ value: R) -> (any Error)? {
-  switch ReturnedErrorDecisions.shared.decision(for: value) {
+  switch ReturnedErrorDecisions.decision(for: value) {
   case ReturnedErrorDecision.value: return nil
   case ReturnedErrorDecision.error: return errorValue(value)
   default: return slowReturnedError(value)
@@ -46,39 +46,51 @@ enum ReturnedErrorDecision {
 /// replaces the entry (the evicted type is decided again next time), and since every decision
 /// is a pure function of the type, racing writers store the same thing.
 ///
-/// `@unchecked Sendable`: the slots are atomics; the pointer to them never changes and lives as
-/// long as the process.
+/// The table's address lives in a global atomic that is statically initialised (to 0 until the
+/// first decision allocates the table), so the fast path has no lazy-global `swift_once` check:
+/// one load of the address, one of the entry, a compare.
 @usableFromInline
-final class ReturnedErrorDecisions: @unchecked Sendable {
-  @usableFromInline static let shared = ReturnedErrorDecisions()
-
+enum ReturnedErrorDecisions {
   @usableFromInline static let slotCount = 256
-  @usableFromInline let slots: UnsafeMutablePointer<Atomic<UInt>>
-
-  init() {
-    slots = .allocate(capacity: Self.slotCount)
-    for index in 0..<Self.slotCount { (slots + index).initialize(to: Atomic(0)) }
-  }
 
   /// The cached decision for values of type `R` (`value` is one), deciding and caching it on
   /// a miss.
   @inlinable
-  func decision<R>(for value: R) -> UInt {
+  static func decision<R>(for value: R) -> UInt {
     let key = UInt(bitPattern: ObjectIdentifier(R.self))
-    let entry = slots[Self.slot(of: key)].load(ordering: .relaxed)
-    if entry & ~ReturnedErrorDecision.mask == key { return entry & ReturnedErrorDecision.mask }
+    let table = returnedErrorDecisionTable.load(ordering: .acquiring)
+    if let slots = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: table) {
+      let entry = slots[slot(of: key)].load(ordering: .relaxed)
+      if entry & ~ReturnedErrorDecision.mask == key { return entry & ReturnedErrorDecision.mask }
+    }
     return decideAndCache(value, key: key)
   }
 
   @inlinable
-  static func slot(of key: UInt) -> Int { Int(truncatingIfNeeded: (key >> 4 ^ key >> 12)) & (slotCount - 1) }
+  static func slot(of key: UInt) -> Int {
+    Int(truncatingIfNeeded: key >> 4 ^ key >> 12) & (slotCount - 1)
+  }
 
   /// Decides for a type seen for the first time (or evicted) and caches the decision.
   @usableFromInline
-  func decideAndCache<R>(_ value: R, key: UInt) -> UInt {
-    let decision = Self.decide(value)
-    slots[Self.slot(of: key)].store(key | decision, ordering: .relaxed)
+  static func decideAndCache<R>(_ value: R, key: UInt) -> UInt {
+    let decision = decide(value)
+    table()[slot(of: key)].store(key | decision, ordering: .relaxed)
     return decision
+  }
+
+  /// The table, allocated by the first caller (a racing loser frees its own copy).
+  static func table() -> UnsafeMutablePointer<Atomic<UInt>> {
+    let current = returnedErrorDecisionTable.load(ordering: .acquiring)
+    if let slots = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: current) { return slots }
+    let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: slotCount)
+    for index in 0..<slotCount { (fresh + index).initialize(to: Atomic(0)) }
+    let (installed, winner) = returnedErrorDecisionTable.compareExchange(
+      expected: 0, desired: UInt(bitPattern: fresh), ordering: .acquiringAndReleasing)
+    if installed { return fresh }
+    fresh.deinitialize(count: slotCount)
+    fresh.deallocate()
+    return UnsafeMutablePointer(bitPattern: winner)!
   }
 
   /// The decision for static type `R`, of which `value` is a value.
@@ -101,6 +113,9 @@ final class ReturnedErrorDecisions: @unchecked Sendable {
   }
 }
 
+/// The address of `ReturnedErrorDecisions`' table, 0 until it is allocated; never freed.
+@usableFromInline let returnedErrorDecisionTable = Atomic<UInt>(0)
+
 /// `value` as an error, for a type decided to be one (a failed cast cannot happen; it would
 /// mean the value is not an error after all).
 @usableFromInline
@@ -112,7 +127,7 @@ func errorValue<R>(_ value: R) -> (any Error)? { value as? any Error }
 func slowReturnedError<R>(_ value: R) -> (any Error)? {
   guard let error = value as? any Error else { return nil }
   func decisionOfDynamicType<E: Error>(_ error: E) -> UInt {
-    ReturnedErrorDecisions.shared.decision(for: error)
+    ReturnedErrorDecisions.decision(for: error)
   }
   // The dynamic type is concrete, so its decision is `value` or `error`, never `dynamic`.
   return decisionOfDynamicType(error) == ReturnedErrorDecision.error ? error : nil
