@@ -172,7 +172,7 @@ final class PeerCompatibilityTests: PromiseTestCase {
     }
   }
 
-  func testDeallocatedChannelDropsBufferedElementsAndCancelsLaterCallbacks() {
+  func testDeallocatedChannelDropsBufferedElementsAndCallsEachCallbackOnce() {
     weak var weakChannel: CoChannel<Int>?
     let received = Recorder<String>()
     do {
