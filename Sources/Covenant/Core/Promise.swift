@@ -23,7 +23,7 @@ import Synchronization
 /// `DispatchGroup.promises` until it is resolved or deallocated, so `waitForPromises(timeout:)`
 /// can wait for all outstanding work.
 ///
-/// `Promise` is `@unchecked Sendable`: its state is guarded by the lock inside
+/// `Promise` is `@unchecked Sendable`: its state is guarded by the lock and atomics inside
 /// `ResolutionCell`, and values move between threads exactly as chained blocks are dispatched.
 public final class Promise<Value>: @unchecked Sendable {
   /// A work block that resolves a promise through the two callbacks it is handed.
@@ -54,17 +54,19 @@ public final class Promise<Value>: @unchecked Sendable {
   /// Disfavored so that `Promise(future)` (a `CoFuture`) means the conversion, not a
   /// `Promise<CoFuture<…>>`.
   @_disfavoredOverload
+  @inlinable
   public init(_ value: @autoclosure () throws -> Value) {
     isInDispatchGroup = Atomic(false)
-    do { cell = ResolutionCell(resolved: .success(try value())) } catch {
-      cell = ResolutionCell(resolved: .failure(error))
+    do { cell = ResolutionCell(fulfilledWith: try value()) } catch {
+      cell = ResolutionCell(rejectedWith: error)
     }
   }
 
   /// Creates a promise rejected with `error`.
+  @inlinable
   public init(_ error: any Error) {
     isInDispatchGroup = Atomic(false)
-    cell = ResolutionCell(resolved: .failure(error))
+    cell = ResolutionCell(rejectedWith: error)
   }
 
   /// Creates a promise with the given outcome.
@@ -84,19 +86,30 @@ public final class Promise<Value>: @unchecked Sendable {
   // MARK: Resolving
 
   /// Fulfils the promise with `value` if it is still pending; otherwise does nothing.
-  @inlinable public func fulfill(_ value: Value) { resolve(.success(value)) }
+  @inlinable public func fulfill(_ value: Value) {
+    guard let chain = cell.fulfill(value) else { return }
+    finishResolution(chain)
+  }
 
   /// Rejects the promise with `error` if it is still pending; otherwise does nothing.
-  @inlinable public func reject(_ error: any Error) { resolve(.failure(error)) }
+  @inlinable public func reject(_ error: any Error) {
+    guard let chain = cell.reject(error) else { return }
+    finishResolution(chain)
+  }
 
   /// Resolves the promise with `result` if it is still pending; otherwise does nothing.
   @inlinable public func resolve(_ result: Result<Value, any Error>) {
-    do {
-      guard let observers = cell.resolve(result) else { return }
-      // Only the winning resolution gets here, once; deinit cannot run concurrently with it.
-      isInDispatchGroup.store(false, ordering: .relaxed)
-      observers.notify(result)
-    }  // the observers (and what they capture) are released before the group is left
+    switch result {
+    case .success(let value): fulfill(value)
+    case .failure(let error): reject(error)
+    }
+  }
+
+  /// After the winning resolution (once; deinit cannot run concurrently with it): notifies
+  /// the reactions, then leaves the group (the notified reactions have been released by then).
+  @inlinable func finishResolution(_ chain: UInt) {
+    isInDispatchGroup.store(false, ordering: .relaxed)
+    cell.notify(chain, owner: self)
     DispatchGroup.promises.leave()
   }
 
@@ -106,27 +119,19 @@ public final class Promise<Value>: @unchecked Sendable {
   @inlinable public var isPending: Bool { cell.isPending }
 
   /// Whether the promise has been fulfilled.
-  public var isFulfilled: Bool {
-    if case .success = cell.result { return true }
-    return false
-  }
+  @inlinable public var isFulfilled: Bool { cell.currentStatus == CellStatus.fulfilled }
 
   /// Whether the promise has been rejected.
-  public var isRejected: Bool {
-    if case .failure = cell.result { return true }
-    return false
-  }
+  @inlinable public var isRejected: Bool { cell.currentStatus == CellStatus.rejected }
 
   /// The value if fulfilled, else `nil`.
-  public var value: Value? {
-    if case .success(let value) = cell.result { return value }
-    return nil
+  @inlinable public var value: Value? {
+    cell.currentStatus == CellStatus.fulfilled ? cell.loadValue() : nil
   }
 
   /// The error if rejected, else `nil`.
-  public var error: (any Error)? {
-    if case .failure(let error) = cell.result { return error }
-    return nil
+  @inlinable public var error: (any Error)? {
+    cell.currentStatus == CellStatus.rejected ? cell.loadError() : nil
   }
 
   /// The outcome if resolved, else `nil`.
