@@ -11,6 +11,7 @@ extern void *__libc_memalign(size_t alignment, size_t size);
 extern void __libc_free(void *pointer);
 
 static _Atomic int64_t allocations;
+static _Atomic int64_t callocs;
 /* Off by default: a timed benchmark must not pay a shared atomic add per allocation. */
 static _Atomic int counting;
 
@@ -26,6 +27,8 @@ void *malloc(size_t size) {
 
 void *calloc(size_t count, size_t size) {
   count_one();
+  if (atomic_load_explicit(&counting, memory_order_relaxed))
+    atomic_fetch_add_explicit(&callocs, 1, memory_order_relaxed);
   return __libc_calloc(count, size);
 }
 
@@ -58,6 +61,8 @@ int64_t cov_allocation_count(void) {
   return atomic_load_explicit(&allocations, memory_order_relaxed);
 }
 
+int64_t cov_calloc_count(void) { return atomic_load_explicit(&callocs, memory_order_relaxed); }
+
 int cov_allocation_counter_active(void) { return 1; }
 
 void cov_allocation_counting(int enabled) {
@@ -67,6 +72,7 @@ void cov_allocation_counting(int enabled) {
 #else
 
 int64_t cov_allocation_count(void) { return 0; }
+int64_t cov_calloc_count(void) { return 0; }
 int cov_allocation_counter_active(void) { return 0; }
 void cov_allocation_counting(int enabled) { (void)enabled; }
 

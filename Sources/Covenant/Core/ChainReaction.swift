@@ -7,38 +7,19 @@ import Synchronization
 ///
 /// Told that the source resolved, it keeps the source alive, dispatches itself through
 /// `DispatchGroup.promises` (or the running task's hand-off slot), and on `queue` runs its step
-/// with the source's outcome and resolves `derived`.
+/// (`runStep`, in the subclasses) with the source's cell.
 ///
-/// Exactly one of `map`, `transform`, `observe` is set. They are optional closures rather than
-/// an enum so that the layout does not depend on `Source`/`Derived` (see `ResolutionCell`).
+/// Not generic: what every step shares is compiled once, and the generic subclasses hold only
+/// the step's own fields.
 @usableFromInline
-final class ChainReaction<Source, Derived>: Reaction, @unchecked Sendable {
+class QueuedReaction: Reaction, @unchecked Sendable {
   @usableFromInline let queue: DispatchQueue
-  /// The promise this step resolves (nil for a bare `observe(on:)`). Kept alive by this
-  /// reaction, which the source's chain keeps alive until the source resolves.
-  @usableFromInline let derived: Promise<Derived>?
-  /// `then`'s value form: fulfil `derived` with the block's result (or reject with a returned
-  /// error, see `returnedError`); a rejection skips the block.
-  @usableFromInline let map: ((Source) throws -> Derived)?
-  /// Every other step: decides `derived`'s outcome from the source's.
-  @usableFromInline let transform: ((Result<Source, any Error>) throws -> ChainOutcome<Derived>)?
-  /// `observe(on:)`: just told the outcome.
-  @usableFromInline let observe: ((Result<Source, any Error>) -> Void)?
   /// The resolved source (the retained bits of its owner) and its cell, set when notified.
   @usableFromInline let sourceOwner = Atomic<UInt>(0)
   @usableFromInline let sourceCell = Atomic<UInt>(0)
 
-  @inlinable init(
-    queue: DispatchQueue, derived: Promise<Derived>?,
-    map: ((Source) throws -> Derived)? = nil,
-    transform: ((Result<Source, any Error>) throws -> ChainOutcome<Derived>)? = nil,
-    observe: ((Result<Source, any Error>) -> Void)? = nil
-  ) {
+  @usableFromInline init(queue: DispatchQueue) {
     self.queue = queue
-    self.derived = derived
-    self.map = map
-    self.transform = transform
-    self.observe = observe
   }
 
   @usableFromInline override func observedResolution(
@@ -52,30 +33,17 @@ final class ChainReaction<Source, Derived>: Reaction, @unchecked Sendable {
     PromiseDispatch.dispatch(self, on: queue)
   }
 
-  override func run() {
+  override final func run() {
     let ownerBits = sourceOwner.exchange(0, ordering: .relaxed)
     let owner = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: ownerBits)!)
-      .takeRetainedValue()
-    let cell = UnsafeRawPointer(bitPattern: sourceCell.load(ordering: .relaxed))!
-      .assumingMemoryBound(to: ResolutionCell<Source>.self)
-    withExtendedLifetime(owner) {
-      if let map, let derived {
-        guard cell.pointee.currentStatus == CellStatus.fulfilled else {
-          derived.reject(cell.pointee.loadError())
-          return
-        }
-        do { derived.fulfillReturned(try map(cell.pointee.loadValue())) } catch {
-          derived.reject(error)
-        }
-      } else if let transform, let derived {
-        do { derived.settle(try transform(cell.pointee.resolvedResult)) } catch {
-          derived.reject(error)
-        }
-      } else if let observe {
-        observe(cell.pointee.resolvedResult)
-      }
-    }
+    defer { owner.release() }  // after the step: the cell lives inside the owner
+    runStep(
+      UnsafeRawPointer(bitPattern: sourceCell.load(ordering: .relaxed))!
+        .assumingMemoryBound(to: ResolutionCell.self))
   }
+
+  /// The step itself, on `queue`, with the resolved source's cell.
+  func runStep(_ cell: UnsafePointer<ResolutionCell>) {}
 
   deinit {
     let ownerBits = sourceOwner.load(ordering: .relaxed)
@@ -84,7 +52,80 @@ final class ChainReaction<Source, Derived>: Reaction, @unchecked Sendable {
     }
   }
 
-  override var schedulerIdentity: ObjectIdentifier? { ObjectIdentifier(queue) }
-  override var leavesPromiseGroup: Bool { true }
-  override func reschedule() { DirectDispatch.async(self, on: queue) }
+  override final var schedulerIdentity: ObjectIdentifier? { ObjectIdentifier(queue) }
+  override final var leavesPromiseGroup: Bool { true }
+  override final func reschedule() { DirectDispatch.async(self, on: queue) }
+}
+
+/// `then`'s value and `Void` forms: the block runs with the value (a rejection skips it and is
+/// passed on), and `derived` gets the block's result (`map`) or the value itself
+/// (`passThrough`, where `Derived` is `Source`).
+///
+/// Its fields are the derived promise and plain closures of the generic parameters only:
+/// nothing in its layout or deinitialization needs generic metadata (a closure type that
+/// mentions `Result` or another generic type does, which is why the other steps live in
+/// `TransformReaction`). No `Result` is built either.
+@usableFromInline
+final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
+  @usableFromInline let derived: Promise<Derived>
+  @usableFromInline let map: ((Source) throws -> Derived)?
+  @usableFromInline let passThrough: ((Source) throws -> Void)?
+
+  @inlinable init(
+    queue: DispatchQueue, derived: Promise<Derived>, map: ((Source) throws -> Derived)? = nil,
+    passThrough: ((Source) throws -> Void)? = nil
+  ) {
+    self.derived = derived
+    self.map = map
+    self.passThrough = passThrough
+    super.init(queue: queue)
+  }
+
+  override func runStep(_ cell: UnsafePointer<ResolutionCell>) {
+    guard cell.pointee.currentStatus == CellStatus.fulfilled else {
+      derived.reject(cell.pointee.loadError())
+      return
+    }
+    let value = cell.pointee.loadValue(as: Source.self)
+    do {
+      if let map {
+        derived.fulfillReturned(try map(value))
+      } else if let passThrough {
+        try passThrough(value)
+        derived.fulfill(unsafeBitCast(value, to: Derived.self))  // `Derived` is `Source`
+      }
+    } catch {
+      derived.reject(error)
+    }
+  }
+}
+
+/// Every other chained step: `transform` decides `derived`'s outcome from the source's
+/// `Result` (`catch`, `recover`, `always`, `validate`, a `then` returning a promise, …), or
+/// `observe` is just told the outcome (FBLPromise's `observeOnQueue`, for `all`, `any`, `race`).
+@usableFromInline
+final class TransformReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
+  @usableFromInline let derived: Promise<Derived>?
+  @usableFromInline let transform: ((Result<Source, any Error>) throws -> ChainOutcome<Derived>)?
+  @usableFromInline let observe: ((Result<Source, any Error>) -> Void)?
+
+  @inlinable init(
+    queue: DispatchQueue, derived: Promise<Derived>?,
+    transform: ((Result<Source, any Error>) throws -> ChainOutcome<Derived>)? = nil,
+    observe: ((Result<Source, any Error>) -> Void)? = nil
+  ) {
+    self.derived = derived
+    self.transform = transform
+    self.observe = observe
+    super.init(queue: queue)
+  }
+
+  override func runStep(_ cell: UnsafePointer<ResolutionCell>) {
+    let result = cell.pointee.resolvedResult(as: Source.self)
+    if let transform, let derived {
+      do { derived.settle(try transform(result)) } catch { derived.reject(error) }
+    } else if let observe {
+      observe(result)
+    }
+  }
 }

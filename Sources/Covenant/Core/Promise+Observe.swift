@@ -15,7 +15,7 @@ extension Promise {
     cell.whenResolved(observer)
   }
 
-  /// Registers `reaction` (a `ChainReaction`): in the chain while pending, or told at once.
+  /// Registers `reaction` (a `reaction`): in the chain while pending, or told at once.
   @inlinable func add(_ reaction: Reaction) {
     if !cell.register(reaction) { cell.tell(reaction, owner: self) }
   }
@@ -23,7 +23,7 @@ extension Promise {
   /// FBLPromise's `observeOnQueue`: runs `body` with the outcome asynchronously on `queue`,
   /// through `DispatchGroup.promises`, even when the promise is already resolved.
   @inlinable func observe(on queue: DispatchQueue, _ body: @escaping (Result<Value, any Error>) -> Void) {
-    add(ChainReaction<Value, Void>(queue: queue, derived: nil, observe: body))
+    add(TransformReaction<Value, Void>(queue: queue, derived: nil, observe: body))
   }
 
   /// FBLPromise's `chainOnQueue`: a derived promise resolved by `transform` of this one's
@@ -36,16 +36,26 @@ extension Promise {
     _ transform: @escaping (Result<Value, any Error>) throws -> ChainOutcome<Derived>
   ) -> Promise<Derived> {
     let derived = Promise<Derived>()
-    add(ChainReaction(queue: queue, derived: derived, transform: transform))
+    add(TransformReaction(queue: queue, derived: derived, transform: transform))
     return derived
   }
 
-  /// `then`'s value form as one `ChainReaction`: `map` runs on `queue` with the value.
+  /// `then`'s value form as one `reaction`: `map` runs on `queue` with the value.
   @inlinable func chainMap<Derived>(
     on queue: DispatchQueue, _ map: @escaping (Value) throws -> Derived
   ) -> Promise<Derived> {
     let derived = Promise<Derived>()
-    add(ChainReaction(queue: queue, derived: derived, map: map))
+    add(ThenReaction(queue: queue, derived: derived, map: map))
+    return derived
+  }
+
+  /// `then`'s `Void` form as one `reaction`: `work` runs on `queue` with the value, which
+  /// is then passed on.
+  @inlinable func chainPassingThrough(
+    on queue: DispatchQueue, _ work: @escaping (Value) throws -> Void
+  ) -> Promise<Value> {
+    let derived = Promise<Value>()
+    add(ThenReaction(queue: queue, derived: derived, passThrough: work))
     return derived
   }
 

@@ -35,7 +35,7 @@ public final class Promise<Value>: @unchecked Sendable {
   /// A work block that produces a value (or a promise of one) or throws.
   public typealias Do<T> = () throws -> T
 
-  @usableFromInline let cell: ResolutionCell<Value>
+  @usableFromInline let cell: ResolutionCell
 
   /// Whether this promise still counts in `DispatchGroup.promises`. Kept apart from `cell`
   /// because `deinit` runs unspecialized, where reading the generic cell costs runtime
@@ -81,6 +81,7 @@ public final class Promise<Value>: @unchecked Sendable {
   deinit {
     // A pending promise nobody can resolve any more still has to leave the group.
     if isInDispatchGroup.load(ordering: .relaxed) { DispatchGroup.promises.leave() }
+    cell.destroyPayload(as: Value.self)
   }
 
   // MARK: Resolving
@@ -126,7 +127,7 @@ public final class Promise<Value>: @unchecked Sendable {
 
   /// The value if fulfilled, else `nil`.
   @inlinable public var value: Value? {
-    cell.currentStatus == CellStatus.fulfilled ? cell.loadValue() : nil
+    cell.currentStatus == CellStatus.fulfilled ? cell.loadValue(as: Value.self) : nil
   }
 
   /// The error if rejected, else `nil`.
@@ -135,13 +136,13 @@ public final class Promise<Value>: @unchecked Sendable {
   }
 
   /// The outcome if resolved, else `nil`.
-  @inlinable public var result: Result<Value, any Error>? { cell.result }
+  @inlinable public var result: Result<Value, any Error>? { cell.result(as: Value.self) }
 }
 
 extension Promise: CustomStringConvertible {
   /// `"Fulfilled: <value>"`, `"Rejected: <error>"` or `"Pending: <Value type>"`.
   public var description: String {
-    switch cell.result {
+    switch cell.result(as: Value.self) {
     case .success(let value): return "Fulfilled: \(value)"
     case .failure(let error): return "Rejected: \(error)"
     case nil: return "Pending: \(Value.self)"

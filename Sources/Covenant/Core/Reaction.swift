@@ -55,6 +55,6 @@ final class ClosureReaction<Value>: Reaction, @unchecked Sendable {
   @usableFromInline override func observedResolution(
     of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer
   ) {
-    callback(cell.assumingMemoryBound(to: ResolutionCell<Value>.self).pointee.resolvedResult)
+    callback(cell.assumingMemoryBound(to: ResolutionCell.self).pointee.resolvedResult(as: Value.self))
   }
 }

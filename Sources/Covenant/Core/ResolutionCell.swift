@@ -11,14 +11,18 @@ import Synchronization
 /// the payload was written (under the lock) and loaded with acquire ordering, and the payload
 /// never changes afterwards. `await()` of a finished future is one atomic load and a copy.
 ///
-/// Storage is typed but independent of `Value` in layout: every field is an atomic word. The
+/// The cell is not generic: every field is an atomic word, and the typed operations are generic
+/// *methods* told the value type by their owner (`Promise<Value>`, `CoFuture<Value>`). The
 /// value lives in three words when it fits (size and alignment of at most three machine words —
 /// every `Int`, `String`, `Array`, class reference, …), else in a `ValueBox`; an error lives in
-/// the first word. So the deinitializers of `Promise` and `CoFuture`, which run unspecialized,
-/// destroy a cell without looking up generic type metadata at run time, and no result is ever
-/// boxed in `Any` or cast back.
+/// the first word. No result is ever boxed in `Any` or cast back, and code that runs
+/// unspecialized — the owners' deinitializers, the chained steps run from a queue — never asks
+/// the runtime for the metadata of a generic cell type (a hash-table lookup each time).
+///
+/// The owner must call `destroyPayload(as:)` in its `deinit`: the cell itself does not know
+/// the value's type.
 @usableFromInline
-struct ResolutionCell<Value>: ~Copyable {
+struct ResolutionCell: ~Copyable {
   @usableFromInline let status: Atomic<UInt8>
   @usableFromInline let word0: Atomic<UInt>
   @usableFromInline let word1: Atomic<UInt>
@@ -34,7 +38,7 @@ struct ResolutionCell<Value>: ~Copyable {
     chain = Mutex(ReactionChain())
   }
 
-  @inlinable init(fulfilledWith value: Value) {
+  @inlinable init<Value>(fulfilledWith value: Value) {
     self.init()
     storeValue(value)
     status.store(CellStatus.fulfilled, ordering: .releasing)
@@ -46,7 +50,7 @@ struct ResolutionCell<Value>: ~Copyable {
     status.store(CellStatus.rejected, ordering: .releasing)
   }
 
-  @inlinable init(resolved result: Result<Value, any Error>) {
+  @inlinable init<Value>(resolved result: Result<Value, any Error>) {
     switch result {
     case .success(let value): self.init(fulfilledWith: value)
     case .failure(let error): self.init(rejectedWith: error)
@@ -54,13 +58,17 @@ struct ResolutionCell<Value>: ~Copyable {
   }
 
   deinit {
+    let head = chain.withLock { $0.take() }
+    ReactionChain.release(head)
+  }
+
+  /// Destroys the value or error; the owner's `deinit` calls it once, with its value type.
+  @inlinable func destroyPayload<Value>(as type: Value.Type) {
     switch status.load(ordering: .acquiring) {
-    case CellStatus.fulfilled: destroyValue()
+    case CellStatus.fulfilled: destroyValue(as: type)
     case CellStatus.rejected: destroyError()
     default: break
     }
-    let head = chain.withLock { $0.take() }
-    ReactionChain.release(head)
   }
 
   // MARK: Reading (lock-free once resolved)
@@ -72,28 +80,27 @@ struct ResolutionCell<Value>: ~Copyable {
   @inlinable var isPending: Bool { currentStatus == CellStatus.pending }
 
   /// The result if resolved.
-  @inlinable var result: Result<Value, any Error>? {
+  @inlinable func result<Value>(as type: Value.Type) -> Result<Value, any Error>? {
     switch currentStatus {
-    case CellStatus.fulfilled: return .success(loadValue())
+    case CellStatus.fulfilled: return .success(loadValue(as: type))
     case CellStatus.rejected: return .failure(loadError())
     default: return nil
     }
   }
 
   /// The result of a cell known to be resolved.
-  @inlinable var resolvedResult: Result<Value, any Error> {
-    currentStatus == CellStatus.fulfilled ? .success(loadValue()) : .failure(loadError())
+  @inlinable func resolvedResult<Value>(as type: Value.Type) -> Result<Value, any Error> {
+    currentStatus == CellStatus.fulfilled ? .success(loadValue(as: type)) : .failure(loadError())
   }
 
   // MARK: Resolving
 
   /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
   /// when it was already resolved (later resolutions are no-ops).
-  @inlinable func fulfill(_ value: Value) -> UInt? {
-    let value = UncheckedSendable(value)
-    return chain.withCriticalSection { chain -> UInt? in
+  @inlinable func fulfill<Value>(_ value: Value) -> UInt? {
+    chain.withCriticalSection { chain -> UInt? in
       guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
-      storeValue(value.value)
+      storeValue(value)
       status.store(CellStatus.fulfilled, ordering: .releasing)
       return chain.take()
     }
@@ -101,17 +108,16 @@ struct ResolutionCell<Value>: ~Copyable {
 
   /// Rejects the cell if pending; see `fulfill`.
   @inlinable func reject(_ error: any Error) -> UInt? {
-    let error = UncheckedSendable(error)
-    return chain.withCriticalSection { chain -> UInt? in
+    chain.withCriticalSection { chain -> UInt? in
       guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
-      storeError(error.value)
+      storeError(error)
       status.store(CellStatus.rejected, ordering: .releasing)
       return chain.take()
     }
   }
 
   /// Resolves the cell with `result` if pending; see `fulfill`.
-  @inlinable func resolve(_ result: Result<Value, any Error>) -> UInt? {
+  @inlinable func resolve<Value>(_ result: Result<Value, any Error>) -> UInt? {
     switch result {
     case .success(let value): return fulfill(value)
     case .failure(let error): return reject(error)
@@ -170,9 +176,9 @@ struct ResolutionCell<Value>: ~Copyable {
 
   /// Runs `observer` synchronously on the resolving thread once resolved; at once, on this
   /// thread, when it already is.
-  @inlinable func whenResolved(_ observer: @escaping (Result<Value, any Error>) -> Void) {
+  @inlinable func whenResolved<Value>(_ observer: @escaping (Result<Value, any Error>) -> Void) {
     if currentStatus == CellStatus.pending, register(ClosureReaction(observer)) { return }
-    observer(resolvedResult)
+    observer(resolvedResult(as: Value.self))
   }
 
   /// `whenResolved` for a callback that does not need the outcome: registers `reaction` or,
@@ -182,14 +188,14 @@ struct ResolutionCell<Value>: ~Copyable {
   // MARK: Payload
 
   /// Whether values are stored in the three words (else in a `ValueBox`).
-  @inlinable static var storesValueInline: Bool {
+  @inlinable static func storesInline<Value>(_ type: Value.Type) -> Bool {
     MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.size
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
   }
 
-  @inlinable func storeValue(_ value: Value) {
+  @inlinable func storeValue<Value>(_ value: Value) {
     var words: (UInt, UInt, UInt) = (0, 0, 0)
-    if Self.storesValueInline {
+    if Self.storesInline(Value.self) {
       withUnsafeMutableBytes(of: &words) {
         _ = $0.baseAddress!.initializeMemory(as: Value.self, to: value)
       }
@@ -202,12 +208,12 @@ struct ResolutionCell<Value>: ~Copyable {
   }
 
   /// The value of a fulfilled cell (read after an acquiring `status` load).
-  @inlinable func loadValue() -> Value {
+  @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
     let words = (
       word0.load(ordering: .relaxed), word1.load(ordering: .relaxed),
       word2.load(ordering: .relaxed)
     )
-    if Self.storesValueInline {
+    if Self.storesInline(Value.self) {
       return withUnsafeBytes(of: words) { $0.load(as: Value.self) }
     }
     return Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: words.0)!)
@@ -227,8 +233,8 @@ struct ResolutionCell<Value>: ~Copyable {
     withUnsafeBytes(of: word0.load(ordering: .relaxed)) { $0.load(as: (any Error).self) }
   }
 
-  @usableFromInline func destroyValue() {
-    if Self.storesValueInline {
+  @inlinable func destroyValue<Value>(as type: Value.Type) {
+    if Self.storesInline(Value.self) {
       guard !_isPOD(Value.self) else { return }
       var words = (
         word0.load(ordering: .relaxed), word1.load(ordering: .relaxed),
@@ -243,7 +249,7 @@ struct ResolutionCell<Value>: ~Copyable {
     }
   }
 
-  @usableFromInline func destroyError() {
+  @inlinable func destroyError() {
     var word = word0.load(ordering: .relaxed)
     withUnsafeMutableBytes(of: &word) {
       _ = $0.baseAddress!.assumingMemoryBound(to: (any Error).self).deinitialize(count: 1)

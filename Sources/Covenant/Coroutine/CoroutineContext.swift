@@ -202,7 +202,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Suspends until `cell` is resolved, with the coroutine's `AwaitReaction` registered in the
   /// cell itself: one lock round trip to register, no allocation after the first await.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
-  func awaitResolution<Value>(of cell: borrowing ResolutionCell<Value>) throws(CoroutineError) {
+  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     let reaction: AwaitReaction
     if let existing = awaitReaction {
       reaction = existing

@@ -17,12 +17,12 @@ extension CoFuture {
   @inlinable
   public func await() throws -> Value {
     switch cell.currentStatus {
-    case CellStatus.fulfilled: return cell.loadValue()
+    case CellStatus.fulfilled: return cell.loadValue(as: Value.self)
     case CellStatus.rejected: throw cell.loadError()
     default:
       // The coroutine's own reusable registration goes into the cell: no closure, no node.
       try CoroutineHandle.current().awaitResolution(of: cell)
-      return try cell.resolvedResult.get()
+      return try cell.resolvedResult(as: Value.self).get()
     }
   }
 
@@ -30,11 +30,11 @@ extension CoFuture {
   /// itself is not cancelled and may still complete later. A negative timeout counts as zero.
   @inlinable
   public func await(timeout: DispatchTimeInterval) throws -> Value {
-    if let result = cell.result { return try result.get() }
+    if let result = cell.result(as: Value.self) { return try result.get() }
     let coroutine = try CoroutineHandle.current()
     try coroutine.suspend(timeout: timeout) { resumer in
       whenResolved { _ in resumer.resume() }
     }
-    return try cell.resolvedResult.get()
+    return try cell.resolvedResult(as: Value.self).get()
   }
 }

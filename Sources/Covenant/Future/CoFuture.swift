@@ -25,7 +25,7 @@
 /// state is inside the cell's mutex; values and callbacks move to the completing thread by
 /// design, exactly as with `Promise`.
 public class CoFuture<Value>: @unchecked Sendable {
-  @usableFromInline let cell: ResolutionCell<Value>
+  @usableFromInline let cell: ResolutionCell
 
   /// A pending future (the base of `CoPromise` and of every derived future).
   @inlinable init() {
@@ -46,10 +46,12 @@ public class CoFuture<Value>: @unchecked Sendable {
     // cancelled (SwiftCoroutine's rule). The last reference is gone, so whoever resolved it
     // has finished, status included. The status is a plain atomic at a fixed offset: no
     // generic metadata is needed to read it here, where the code is unspecialized.
-    if cell.currentStatus != CellStatus.pending { return }
-    if let chain = cell.reject(CoFutureError.canceled), chain != 0 {
+    if cell.currentStatus == CellStatus.pending, let chain = cell.reject(CoFutureError.canceled),
+      chain != 0
+    {
       cell.notify(chain, owner: self)
     }
+    cell.destroyPayload(as: Value.self)
   }
 
   /// Creates a future completed by a callback-style API: `promise` is called at once with a
@@ -71,7 +73,7 @@ public class CoFuture<Value>: @unchecked Sendable {
   // MARK: State
 
   /// The outcome if the future is complete, else `nil`.
-  @inlinable public final var result: Result<Value, any Error>? { cell.result }
+  @inlinable public final var result: Result<Value, any Error>? { cell.result(as: Value.self) }
 
   /// Whether the future was cancelled (it failed with `CoFutureError.canceled`).
   @inlinable public final var isCanceled: Bool {

@@ -23,7 +23,7 @@ struct CoroutineHandle {
   /// in the cell itself (one lock round trip to register, none on the fast path).
   /// - Throws: `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @usableFromInline
-  func awaitResolution<Value>(of cell: borrowing ResolutionCell<Value>) throws(CoroutineError) {
+  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     try context.awaitResolution(of: cell)
   }
 

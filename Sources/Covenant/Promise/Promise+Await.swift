@@ -13,11 +13,11 @@ extension Promise {
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @inlinable public func await() throws -> Value {
     switch cell.currentStatus {
-    case CellStatus.fulfilled: return cell.loadValue()
+    case CellStatus.fulfilled: return cell.loadValue(as: Value.self)
     case CellStatus.rejected: throw cell.loadError()
     default:
       try CoroutineHandle.current().awaitResolution(of: cell)
-      return try cell.resolvedResult.get()
+      return try cell.resolvedResult(as: Value.self).get()
     }
   }
 

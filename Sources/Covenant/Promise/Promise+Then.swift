@@ -54,11 +54,7 @@ extension Promise {
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable (Value) throws -> Void
   ) -> Promise<Value> {
-    chain(on: queue) { outcome in
-      let value = try outcome.get()
-      try work(value)
-      return .fulfill(value)
-    }
+    chainPassingThrough(on: queue, work)
   }
 }
 

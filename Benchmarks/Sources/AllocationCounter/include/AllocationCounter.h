@@ -16,6 +16,11 @@ void cov_allocation_counting(int enabled);
 /// by any thread since the process started.
 int64_t cov_allocation_count(void);
 
+/// The `calloc` calls among them. libdispatch refills its per-thread continuation caches with
+/// `calloc`, at a rate that depends on thread timing; Swift objects, closure contexts and blocks
+/// come from `malloc`.
+int64_t cov_calloc_count(void);
+
 /// Whether this process's allocations go through the counter (false on platforms where the
 /// interposition is not built, e.g. macOS).
 int cov_allocation_counter_active(void);
