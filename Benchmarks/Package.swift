@@ -12,9 +12,12 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
   ],
   targets: [
+    // Counts allocations by interposing malloc (linked into the benchmark executable only).
+    .target(name: "AllocationCounter"),
     .executableTarget(
       name: "CovenantBenchmarks",
       dependencies: [
+        "AllocationCounter",
         .product(name: "Covenant", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),

@@ -172,7 +172,8 @@ nonisolated func asyncStreamPingPong(rounds: Int) async -> Double {
 /// C4: `Generator<Int>` elements pulled with `next()` outside any coroutine. Baselines: a raw
 /// switch round trip through `cov_fiber_resume` / `cov_fiber_suspend` (the floor: one element
 /// is one round trip), and a plain Swift `IteratorProtocol` behind an opaque call (for
-/// context). Target: ≤ 25 ns per element, absolute. Per element.
+/// context). Target: ≤ 1.3 × the round trip measured in the same run (and ≤ 25 ns absolute on a
+/// quiet machine, printed). Per element.
 func benchC4(_ effort: Effort) {
   let elements = effort.scaled(5_000_000, quick: 1_000_000)
   let result = compare(
@@ -196,8 +197,12 @@ func benchC4(_ effort: Effort) {
   let iterator = measure(effort) { plainIterator(elements) }
   report(
     "C4", covenant: formatNanos(result.covenant), baselineName: "cov_fiber round trip",
-    baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 25ns",
-    pass: result.covenant <= 25, extra: ["IteratorProtocol=\(formatNanos(iterator))"])
+    baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 1.30",
+    pass: result.ratio <= 1.3,
+    extra: [
+      "absolute=\(formatNanos(result.covenant)) (≤ 25ns on a quiet machine)",
+      "IteratorProtocol=\(formatNanos(iterator))",
+    ])
 }
 
 @inline(never)

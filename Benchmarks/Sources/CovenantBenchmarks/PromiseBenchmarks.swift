@@ -22,26 +22,16 @@ func benchP1(_ effort: Effort) {
   let result = compare(
     effort, repetitions: blocks,
     covenant: {
-      timePerOp(iterations) {
-        for i in 0..<iterations {
-          Promise(i).then(on: queue) { _ in semaphore.signal() }
-          semaphore.wait()
-        }
-      }
+      timePerOp(iterations) { p1Covenant(iterations, queue: queue, semaphore: semaphore) }
     },
     baseline: {
-      timePerOp(iterations) {
-        for _ in 0..<iterations {
-          queue.async { semaphore.signal() }
-          semaphore.wait()
-        }
-      }
+      timePerOp(iterations) { p1Baseline(iterations, queue: queue, semaphore: semaphore) }
     })
   noteSamples("P1", result)
   report(
     "P1", covenant: formatNanos(result.covenant), baselineName: "DispatchQueue.async",
-    baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 1.25",
-    pass: result.ratio <= 1.25)
+    baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 1.10",
+    pass: result.ratio <= 1.10)
 }
 
 /// P2: 10,000 pending promises, each with a `then` on a concurrent queue, then fulfilled; until
@@ -51,33 +41,11 @@ func benchP2(_ effort: Effort) {
   let count = 10_000
   let queue = DispatchQueue(label: "bench.p2", attributes: .concurrent)
   let group = DispatchGroup()
-  var promises: [Promise<Int>] = []
-  promises.reserveCapacity(count)
 
   let result = compare(
     effort, repetitions: effort.scaled(21, quick: 11),
-    covenant: {
-      timePerOp(count) {
-        for _ in 0..<count {
-          let promise = Promise<Int>()
-          group.enter()
-          promise.then(on: queue) { _ in group.leave() }
-          promises.append(promise)
-        }
-        for (i, promise) in promises.enumerated() { promise.fulfill(i) }
-        group.wait()
-        promises.removeAll(keepingCapacity: true)
-      }
-    },
-    baseline: {
-      timePerOp(count) {
-        for _ in 0..<count {
-          group.enter()
-          queue.async { group.leave() }
-        }
-        group.wait()
-      }
-    })
+    covenant: { timePerOp(count) { p2Covenant(count, queue: queue, group: group) } },
+    baseline: { timePerOp(count) { p2Baseline(count, queue: queue, group: group) } })
   noteSamples("P2", result)
   report(
     "P2", covenant: formatNanos(result.covenant), baselineName: "DispatchGroup+async",
@@ -98,29 +66,8 @@ func benchP3(_ effort: Effort, group: MultiThreadedEventLoopGroup) {
 
   let result = compare(
     p3Effort,
-    covenant: {
-      timePerOp(length) {
-        let head = Promise<Int>()
-        var last = head
-        for _ in 0..<length { last = last.then(on: queue) { $0 &+ 1 } }
-        head.fulfill(0)
-        let value = try! awaitPromise(last)
-        precondition(value == length)
-      }
-    },
-    baseline: {
-      timePerOp(length) {
-        let head = loop.makePromise(of: Int.self)
-        let last = try! loop.submit { () -> EventLoopFuture<Int> in
-          var last = head.futureResult
-          for _ in 0..<length { last = last.map { $0 &+ 1 } }
-          head.succeed(0)
-          return last
-        }.wait()
-        let value = try! last.wait()
-        precondition(value == length)
-      }
-    })
+    covenant: { timePerOp(length) { p3Covenant(length, queue: queue) } },
+    baseline: { timePerOp(length) { p3Baseline(length, loop: loop) } })
   noteSamples("P3", result)
   report(
     "P3", covenant: formatNanos(result.covenant), baselineName: "NIO EventLoopFuture.map",

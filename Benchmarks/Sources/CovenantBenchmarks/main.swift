@@ -12,6 +12,8 @@ import NIOPosix
 // an id hangs (the watchdog prints `ID  ...  MISS (timed out …)` first).
 
 let allIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "M1"]
+/// Ids with noise-free counts (allocations, instructions); A1 = await of a resolved future.
+let countedIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "A1"]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -27,12 +29,18 @@ func usage() -> Never {
       --only      run only these ids (\(allIDs.joined(separator: ", ")))
       --verbose   print every sample and progress on stderr
       --side      run only one side of each comparison (for profilers; ratios meaningless)
+      --allocations        allocations per operation of every counted id against its budget
+                           (\(countedIDs.joined(separator: ", "))); exits 1 when one is over
+      --run ID --ops N     run one workload (with --side) once for N operations, for callgrind
     """)
   exit(0)
 }
 
 var quick = false
 var selected = allIDs
+var allocationMode = false
+var singleRun: String?
+var singleOperations = 10_000
 var index = 0
 while index < arguments.count {
   switch arguments[index] {
@@ -44,7 +52,7 @@ while index < arguments.count {
     selected = arguments[index].split(separator: ",").map {
       $0.trimmingCharacters(in: .whitespaces).uppercased()
     }
-    if let unknown = selected.first(where: { !allIDs.contains($0) }) {
+    if let unknown = selected.first(where: { !allIDs.contains($0) && !countedIDs.contains($0) }) {
       print("unknown id \(unknown)")
       usage()
     }
@@ -60,12 +68,33 @@ while index < arguments.count {
     case "baseline": onlySide = .baseline
     default: usage()
     }
+  case "--allocations": allocationMode = true
+  case "--run":
+    index += 1
+    guard index < arguments.count else { usage() }
+    singleRun = arguments[index].uppercased()
+  case "--ops":
+    index += 1
+    guard index < arguments.count, let n = Int(arguments[index]), n > 0 else { usage() }
+    singleOperations = n
   case "--help", "-h": usage()
   default:
     print("unknown argument \(arguments[index])")
     usage()
   }
   index += 1
+}
+
+if let singleRun {
+  DispatchQueue.promises = .global()
+  runSingleWorkload(singleRun, side: onlySide ?? .covenant, operations: singleOperations)
+  exit(0)
+}
+
+if allocationMode {
+  DispatchQueue.promises = .global()
+  let ids = selected == allIDs ? countedIDs : selected
+  exit(runAllocationCounts(ids) ? 0 : 1)
 }
 
 let effort = Effort(quick: quick)

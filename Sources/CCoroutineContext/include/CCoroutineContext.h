@@ -178,6 +178,16 @@ static inline void cov_sync_release(const void *address) {
   if (__builtin_expect(cov_sync_annotations_enabled, 0)) cov_sync_release_slow(address);
 }
 
+// MARK: - Direct dispatch (dispatch_direct.c)
+
+/// `dispatch_async_f(queue, context, work)`: runs `work(context)` on the libdispatch queue
+/// `queue` (a `dispatch_queue_t`), with no block and no allocation.
+void cov_dispatch_async_f(void *queue, void *context, void (*work)(void *));
+
+/// `dispatch_queue_get_label(queue)`: used once, to check where a `DispatchQueue` keeps its
+/// `dispatch_queue_t` before any direct dispatch is made.
+const char *cov_dispatch_queue_label(void *queue);
+
 #ifdef __cplusplus
 }
 #endif

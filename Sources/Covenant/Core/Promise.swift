@@ -23,7 +23,7 @@ import Synchronization
 /// `DispatchGroup.promises` until it is resolved or deallocated, so `waitForPromises(timeout:)`
 /// can wait for all outstanding work.
 ///
-/// `Promise` is `@unchecked Sendable`: its state is guarded by the lock inside
+/// `Promise` is `@unchecked Sendable`: its state is guarded by the lock and atomics inside
 /// `ResolutionCell`, and values move between threads exactly as chained blocks are dispatched.
 public final class Promise<Value>: @unchecked Sendable {
   /// A work block that resolves a promise through the two callbacks it is handed.
@@ -35,7 +35,7 @@ public final class Promise<Value>: @unchecked Sendable {
   /// A work block that produces a value (or a promise of one) or throws.
   public typealias Do<T> = () throws -> T
 
-  @usableFromInline let cell: ResolutionCell<Value>
+  @usableFromInline let cell: ResolutionCell
 
   /// Whether this promise still counts in `DispatchGroup.promises`. Kept apart from `cell`
   /// because `deinit` runs unspecialized, where reading the generic cell costs runtime
@@ -57,13 +57,14 @@ public final class Promise<Value>: @unchecked Sendable {
   /// `Promise<CoFuture<…>>`; when `Value` conforms to `Error`, the overload in the
   /// `where Value: Error` extension below is the one chosen.
   @_disfavoredOverload
+  @inlinable
   public init(_ value: @autoclosure () throws -> Value) {
     isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: Self.outcome(of: value))
   }
 
   /// What `init(_ value:)` resolves with: the value, the error it is, or the error it throws.
-  static func outcome(of value: () throws -> Value) -> Result<Value, any Error> {
+  @usableFromInline static func outcome(of value: () throws -> Value) -> Result<Value, any Error> {
     do {
       let value = try value()
       if let error = returnedError(value) { return .failure(error) }
@@ -79,9 +80,10 @@ public final class Promise<Value>: @unchecked Sendable {
   /// argument of type `Value` means the value initializer, as in google/promises; otherwise an
   /// unstated `Value` could be "solved" as any type, turning `Promise("text")` into a rejection.
   @_disfavoredOverload
+  @inlinable
   public init(_ error: any Error) {
     isInDispatchGroup = Atomic(false)
-    cell = ResolutionCell(resolved: .failure(error))
+    cell = ResolutionCell(rejectedWith: error)
   }
 
   /// Creates a promise with the given outcome.
@@ -96,24 +98,36 @@ public final class Promise<Value>: @unchecked Sendable {
   deinit {
     // A pending promise nobody can resolve any more still has to leave the group.
     if isInDispatchGroup.load(ordering: .relaxed) { DispatchGroup.promises.leave() }
+    cell.destroyPayload(as: Value.self)
   }
 
   // MARK: Resolving
 
   /// Fulfils the promise with `value` if it is still pending; otherwise does nothing.
-  @inlinable public func fulfill(_ value: Value) { resolve(.success(value)) }
+  @inlinable public func fulfill(_ value: Value) {
+    guard let chain = cell.fulfill(value) else { return }
+    finishResolution(chain)
+  }
 
   /// Rejects the promise with `error` if it is still pending; otherwise does nothing.
-  @inlinable public func reject(_ error: any Error) { resolve(.failure(error)) }
+  @inlinable public func reject(_ error: any Error) {
+    guard let chain = cell.reject(error) else { return }
+    finishResolution(chain)
+  }
 
   /// Resolves the promise with `result` if it is still pending; otherwise does nothing.
   @inlinable public func resolve(_ result: Result<Value, any Error>) {
-    do {
-      guard let observers = cell.resolve(result) else { return }
-      // Only the winning resolution gets here, once; deinit cannot run concurrently with it.
-      isInDispatchGroup.store(false, ordering: .relaxed)
-      observers.notify(result)
-    }  // the observers (and what they capture) are released before the group is left
+    switch result {
+    case .success(let value): fulfill(value)
+    case .failure(let error): reject(error)
+    }
+  }
+
+  /// After the winning resolution (once; deinit cannot run concurrently with it): notifies
+  /// the reactions, then leaves the group (the notified reactions have been released by then).
+  @inlinable func finishResolution(_ chain: UInt) {
+    isInDispatchGroup.store(false, ordering: .relaxed)
+    cell.notify(chain, owner: self)
     DispatchGroup.promises.leave()
   }
 
@@ -123,33 +137,27 @@ public final class Promise<Value>: @unchecked Sendable {
   @inlinable public var isPending: Bool { cell.isPending }
 
   /// Whether the promise has been fulfilled.
-  public var isFulfilled: Bool {
-    if case .success = cell.result { return true }
-    return false
-  }
+  @inlinable public var isFulfilled: Bool { cell.currentStatus == CellStatus.fulfilled }
 
   /// Whether the promise has been rejected.
-  public var isRejected: Bool {
-    if case .failure = cell.result { return true }
-    return false
-  }
+  @inlinable public var isRejected: Bool { cell.currentStatus == CellStatus.rejected }
 
   /// The value if fulfilled, else `nil`. A promise of an optional fulfilled with `nil` has the
   /// value `nil` too (not `.some(nil)`), as in google/promises; `isFulfilled` tells it apart
   /// from a pending one.
   public var value: Value? {
-    if case .success(let value) = cell.result, !isNilOptional(value) { return value }
-    return nil
+    guard cell.currentStatus == CellStatus.fulfilled else { return nil }
+    let value = cell.loadValue(as: Value.self)
+    return isNilOptional(value) ? nil : value
   }
 
   /// The error if rejected, else `nil`.
-  public var error: (any Error)? {
-    if case .failure(let error) = cell.result { return error }
-    return nil
+  @inlinable public var error: (any Error)? {
+    cell.currentStatus == CellStatus.rejected ? cell.loadError() : nil
   }
 
   /// The outcome if resolved, else `nil`.
-  @inlinable public var result: Result<Value, any Error>? { cell.result }
+  @inlinable public var result: Result<Value, any Error>? { cell.result(as: Value.self) }
 }
 
 extension Promise where Value: Error {
@@ -169,7 +177,7 @@ extension Promise where Value: Error {
 extension Promise: CustomStringConvertible {
   /// `"Fulfilled: <value>"`, `"Rejected: <error>"` or `"Pending: <Value type>"`.
   public var description: String {
-    switch cell.result {
+    switch cell.result(as: Value.self) {
     case .success(let value): return "Fulfilled: \(value)"
     case .failure(let error): return "Rejected: \(error)"
     case nil: return "Pending: \(Value.self)"

@@ -8,17 +8,17 @@ import Dispatch
 /// it runs after the current block, on the same queue, without a new `async`.
 @usableFromInline
 enum PromiseDispatch {
-  @usableFromInline static func async(on queue: DispatchQueue, _ block: @escaping () -> Void) {
+  /// Dispatches `reaction` (whose `run` leaves the group) on `queue`, entering the group.
+  @usableFromInline static func dispatch(_ reaction: Reaction, on queue: DispatchQueue) {
     DispatchGroup.promises.enter()
-    let item = TurnItem.block(queue, block)
-    if SchedulerTurn.handOff(item, to: ObjectIdentifier(queue)) { return }
-    enqueue(item, on: queue)
+    if SchedulerTurn.handOff(reaction, to: ObjectIdentifier(queue)) { return }
+    DirectDispatch.async(reaction, on: queue)
   }
 
-  /// Dispatches a turn that starts with `item` (which has already entered the group).
-  static func enqueue(_ item: TurnItem, on queue: DispatchQueue) {
-    let item = UncheckedSendable(item)
-    queue.async { SchedulerTurn.run(on: ObjectIdentifier(queue), item.value) }
+  /// Runs `block` asynchronously on `queue`, through the group (for the less frequent paths:
+  /// work-block initializers, `retry`).
+  @usableFromInline static func async(on queue: DispatchQueue, _ block: @escaping () -> Void) {
+    dispatch(BlockReaction(queue: queue, block), on: queue)
   }
 
   /// Runs `block` on `queue` once `interval` seconds have passed (negative or NaN: at once).
@@ -45,6 +45,22 @@ enum PromiseDispatch {
       DispatchGroup.promises.leave()
     }
   }
+}
+
+/// A block dispatched as a promise task: runs once on its queue.
+final class BlockReaction: Reaction, @unchecked Sendable {
+  let queue: DispatchQueue
+  let block: () -> Void
+
+  init(queue: DispatchQueue, _ block: @escaping () -> Void) {
+    self.queue = queue
+    self.block = block
+  }
+
+  override func run() { block() }
+  override var schedulerIdentity: ObjectIdentifier? { ObjectIdentifier(queue) }
+  override var leavesPromiseGroup: Bool { true }
+  override func reschedule() { DirectDispatch.async(self, on: queue) }
 }
 
 /// A block run once and released right after, before whoever ran it signals completion.

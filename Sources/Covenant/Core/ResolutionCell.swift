@@ -1,149 +1,333 @@
 import Synchronization
 
-/// A callback told about a resolution. Runs synchronously on the resolving thread.
-@usableFromInline
-typealias ResolutionObserver<Value> = (Result<Value, any Error>) -> Void
-
-/// An observer of a resolution whose value type is erased: it receives the
-/// `Result<Value, any Error>` boxed in `Any`.
-@usableFromInline
-typealias ErasedObserver = (Any) -> Void
-
 /// The one state/observer core behind both `Promise` and `CoFuture`.
 ///
-/// It holds pending → resolved(Result) once, and the observers registered while pending. Locking
-/// lives here and nowhere else: every other type asks the cell and runs the observers it hands
-/// back *outside* the lock, so observers may freely touch the cell again.
+/// It holds pending → fulfilled(Value) or rejected(Error), once, and the reactions registered
+/// while pending. Locking lives here and nowhere else: registering takes the lock once,
+/// resolving takes it once, and the reactions a resolution hands back are notified *outside*
+/// the lock, so they may freely touch the cell again.
 ///
-/// The typed API is generic; the *storage* is not: the result is kept boxed in `Any` and the
-/// observers as `ErasedObserver`s. That keeps the layout of every `ResolutionCell<Value>`
-/// independent of `Value`, so the deinitializers of `Promise` and `CoFuture` — which run
-/// unspecialized in this module — destroy it without looking up generic type metadata at run
-/// time (a lookup per nested generic type used to dominate a short promise's whole life).
-/// Results of up to three words are boxed inline, without an allocation.
+/// Reading a resolved cell takes no lock at all: `status` is stored with release ordering after
+/// the payload was written (under the lock) and loaded with acquire ordering, and the payload
+/// never changes afterwards. `await()` of a finished future is one atomic load and a copy.
+///
+/// The cell is not generic: every field is an atomic word, and the typed operations are generic
+/// *methods* told the value type by their owner (`Promise<Value>`, `CoFuture<Value>`). The
+/// value lives in three words when it fits (size and alignment of at most three machine words —
+/// every `Int`, `String`, `Array`, class reference, …), else in a `ValueBox`; an error lives in
+/// the first word. No result is ever boxed in `Any` or cast back, and code that runs
+/// unspecialized — the owners' deinitializers, the chained steps run from a queue — never asks
+/// the runtime for the metadata of a generic cell type (a hash-table lookup each time).
+///
+/// The owner must call `destroyPayload(as:)` in its `deinit`: the cell itself does not know
+/// the value's type.
 @usableFromInline
-struct ResolutionCell<Value>: ~Copyable {
-  @usableFromInline let state: Mutex<ErasedResolutionState>
+struct ResolutionCell: ~Copyable {
+  @usableFromInline let status: Atomic<UInt8>
+  @usableFromInline let word0: Atomic<UInt>
+  @usableFromInline let word1: Atomic<UInt>
+  @usableFromInline let word2: Atomic<UInt>
+  /// The reactions registered while pending, in registration order.
+  @usableFromInline let chain: Mutex<ReactionChain>
 
-  @inlinable init() { state = Mutex(ErasedResolutionState()) }
-
-  @inlinable init(resolved result: Result<Value, any Error>) {
-    state = Mutex(ErasedResolutionState(outcome: result as Any))
+  @inlinable init() {
+    status = Atomic(CellStatus.pending)
+    word0 = Atomic(0)
+    word1 = Atomic(0)
+    word2 = Atomic(0)
+    chain = Mutex(ReactionChain())
   }
+
+  @inlinable init<Value>(fulfilledWith value: Value) {
+    self.init()
+    storeValue(value)
+    status.store(CellStatus.fulfilled, ordering: .releasing)
+  }
+
+  @inlinable init(rejectedWith error: any Error) {
+    self.init()
+    storeError(error)
+    status.store(CellStatus.rejected, ordering: .releasing)
+  }
+
+  @inlinable init<Value>(resolved result: Result<Value, any Error>) {
+    switch result {
+    case .success(let value): self.init(fulfilledWith: value)
+    case .failure(let error): self.init(rejectedWith: error)
+    }
+  }
+
+  deinit {
+    let head = chain.withLock { $0.take() }
+    ReactionChain.release(head)
+  }
+
+  /// Destroys the value or error; the owner's `deinit` calls it once, with its value type.
+  @inlinable func destroyPayload<Value>(as type: Value.Type) {
+    switch status.load(ordering: .acquiring) {
+    case CellStatus.fulfilled: destroyValue(as: type)
+    case CellStatus.rejected: destroyError()
+    default: break
+    }
+  }
+
+  // MARK: Reading (lock-free once resolved)
+
+  /// `CellStatus.pending`, `.fulfilled` or `.rejected`, with acquire ordering: after a resolved
+  /// status, the payload may be read.
+  @inlinable var currentStatus: UInt8 { status.load(ordering: .acquiring) }
+
+  @inlinable var isPending: Bool { currentStatus == CellStatus.pending }
 
   /// The result if resolved.
-  @inlinable var result: Result<Value, any Error>? {
-    guard let outcome = state.withCriticalSection({ $0.outcome }) else { return nil }
-    return Self.unbox(outcome)
-  }
-
-  @inlinable var isPending: Bool { state.withCriticalSection { $0.outcome == nil } }
-
-  /// Records `result` if still pending and returns the observers to run (outside any lock); `nil`
-  /// when already resolved (later resolutions are no-ops).
-  @inlinable func resolve(_ result: Result<Value, any Error>) -> ObserverList<Value>? {
-    let outcome = result as Any
-    let observers = state.withCriticalSection { state -> ErasedObserverList? in
-      guard state.outcome == nil else { return nil }
-      state.outcome = outcome
-      return state.observers.take()
-    }
-    return observers.map { ObserverList(erased: $0, outcome: outcome) }
-  }
-
-  /// Adds `observer` if pending; otherwise returns the result so the caller can act on it.
-  @inlinable func observe(_ observer: @escaping ResolutionObserver<Value>) -> Result<Value, any Error>? {
-    observeErased { observer(Self.unbox($0)) }.map(Self.unbox)
-  }
-
-  /// `observe` for observers that take the boxed outcome (or ignore it): no wrapping closure.
-  @inlinable func observeErased(_ observer: @escaping ErasedObserver) -> Any? {
-    state.withCriticalSection { state in
-      if let outcome = state.outcome { return outcome }
-      state.observers.append(observer)
-      return nil
+  @inlinable func result<Value>(as type: Value.Type) -> Result<Value, any Error>? {
+    switch currentStatus {
+    case CellStatus.fulfilled: return .success(loadValue(as: type))
+    case CellStatus.rejected: return .failure(loadError())
+    default: return nil
     }
   }
 
-  @inlinable static func unbox(_ outcome: Any) -> Result<Value, any Error> {
-    // Always exactly this type: boxed by `resolve`/`init(resolved:)` of this cell.
-    outcome as! Result<Value, any Error>
+  /// The result of a cell known to be resolved.
+  @inlinable func resolvedResult<Value>(as type: Value.Type) -> Result<Value, any Error> {
+    currentStatus == CellStatus.fulfilled ? .success(loadValue(as: type)) : .failure(loadError())
+  }
+
+  // MARK: Resolving
+
+  /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
+  /// when it was already resolved (later resolutions are no-ops).
+  @inlinable func fulfill<Value>(_ value: Value) -> UInt? {
+    chain.withCriticalSection { chain -> UInt? in
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+      storeValue(value)
+      status.store(CellStatus.fulfilled, ordering: .releasing)
+      return chain.take()
+    }
+  }
+
+  /// Rejects the cell if pending; see `fulfill`.
+  @inlinable func reject(_ error: any Error) -> UInt? {
+    chain.withCriticalSection { chain -> UInt? in
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+      storeError(error)
+      status.store(CellStatus.rejected, ordering: .releasing)
+      return chain.take()
+    }
+  }
+
+  /// Resolves the cell with `result` if pending; see `fulfill`.
+  @inlinable func resolve<Value>(_ result: Result<Value, any Error>) -> UInt? {
+    switch result {
+    case .success(let value): return fulfill(value)
+    case .failure(let error): return reject(error)
+    }
+  }
+
+  /// Tells every reaction of `head` (as returned by `fulfill`/`reject`/`resolve`), in
+  /// registration order, that this cell, inside `owner`, is resolved.
+  @inlinable func notify(_ head: UInt, owner: AnyObject) {
+    guard head != 0 else { return }
+    let owner = Unmanaged.passUnretained(owner)
+    withUnsafePointer(to: self) { cell in
+      var next = head
+      while next != 0 {
+        let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
+          .takeRetainedValue()
+        // Read before notifying: a notified reaction may at once be linked into another chain.
+        next = reaction.nextInChain.load(ordering: .relaxed)
+        reaction.observedResolution(of: owner, cell: UnsafeRawPointer(cell))
+      }
+    }
+  }
+
+  /// Tells `reaction` at once that this (resolved) cell, inside `owner`, is resolved.
+  @inlinable func tell(_ reaction: Reaction, owner: AnyObject) {
+    withUnsafePointer(to: self) { cell in
+      reaction.observedResolution(of: Unmanaged.passUnretained(owner), cell: UnsafeRawPointer(cell))
+    }
+  }
+
+  // MARK: Observing
+
+  /// Adds `reaction` to the chain if the cell is pending and returns true; returns false (and
+  /// keeps nothing) when it is already resolved.
+  @inlinable func register(_ reaction: Reaction) -> Bool {
+    if currentStatus != CellStatus.pending { return false }
+    reaction.nextInChain.store(0, ordering: .relaxed)
+    let bits = UInt(bitPattern: Unmanaged.passRetained(reaction).toOpaque())
+    let added = chain.withCriticalSection { chain -> Bool in
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return false }
+      chain.append(bits)
+      return true
+    }
+    if !added { Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    return added
+  }
+
+  /// Takes `reaction` out of the chain if it is still there (true); false when a resolution
+  /// has already taken the chain (the reaction is, or is about to be, notified).
+  @inlinable func unregister(_ reaction: Reaction) -> Bool {
+    let bits = UInt(bitPattern: Unmanaged.passUnretained(reaction).toOpaque())
+    let removed = chain.withCriticalSection { $0.remove(bits) }
+    if removed { Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    return removed
+  }
+
+  /// Runs `observer` synchronously on the resolving thread once resolved; at once, on this
+  /// thread, when it already is.
+  @inlinable func whenResolved<Value>(_ observer: @escaping (Result<Value, any Error>) -> Void) {
+    if currentStatus == CellStatus.pending, register(ClosureReaction(observer)) { return }
+    observer(resolvedResult(as: Value.self))
+  }
+
+  /// `whenResolved` for a callback that does not need the outcome: registers `reaction` or,
+  /// when already resolved, returns false without keeping it.
+  @inlinable func registerIfPending(_ reaction: Reaction) -> Bool { register(reaction) }
+
+  // MARK: Payload
+
+  /// Whether values are stored in the three words (else in a `ValueBox`).
+  @inlinable static func storesInline<Value>(_ type: Value.Type) -> Bool {
+    MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.size
+      && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+  }
+
+  @inlinable func storeValue<Value>(_ value: Value) {
+    var words: (UInt, UInt, UInt) = (0, 0, 0)
+    if Self.storesInline(Value.self) {
+      withUnsafeMutableBytes(of: &words) {
+        _ = $0.baseAddress!.initializeMemory(as: Value.self, to: value)
+      }
+    } else {
+      words.0 = UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque())
+    }
+    word0.store(words.0, ordering: .relaxed)
+    word1.store(words.1, ordering: .relaxed)
+    word2.store(words.2, ordering: .relaxed)
+  }
+
+  /// The value of a fulfilled cell (read after an acquiring `status` load).
+  @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
+    let words = (
+      word0.load(ordering: .relaxed), word1.load(ordering: .relaxed),
+      word2.load(ordering: .relaxed)
+    )
+    if Self.storesInline(Value.self) {
+      return withUnsafeBytes(of: words) { $0.load(as: Value.self) }
+    }
+    return Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: words.0)!)
+      .takeUnretainedValue().value
+  }
+
+  @inlinable func storeError(_ error: any Error) {
+    var word: UInt = 0
+    withUnsafeMutableBytes(of: &word) {
+      _ = $0.baseAddress!.initializeMemory(as: (any Error).self, to: error)
+    }
+    word0.store(word, ordering: .relaxed)
+  }
+
+  /// The error of a rejected cell (read after an acquiring `status` load).
+  @inlinable func loadError() -> any Error {
+    withUnsafeBytes(of: word0.load(ordering: .relaxed)) { $0.load(as: (any Error).self) }
+  }
+
+  @inlinable func destroyValue<Value>(as type: Value.Type) {
+    if Self.storesInline(Value.self) {
+      guard !_isPOD(Value.self) else { return }
+      var words = (
+        word0.load(ordering: .relaxed), word1.load(ordering: .relaxed),
+        word2.load(ordering: .relaxed)
+      )
+      withUnsafeMutableBytes(of: &words) {
+        _ = $0.baseAddress!.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+      }
+    } else {
+      Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!)
+        .release()
+    }
+  }
+
+  @inlinable func destroyError() {
+    var word = word0.load(ordering: .relaxed)
+    withUnsafeMutableBytes(of: &word) {
+      _ = $0.baseAddress!.assumingMemoryBound(to: (any Error).self).deinitialize(count: 1)
+    }
   }
 }
 
-/// What `ResolutionCell` guards: no generic parameter, see there. `@unchecked Sendable`: it is
-/// only ever touched inside the cell's mutex, and the observers it hands out run on whichever
-/// thread resolves.
+/// The states of `ResolutionCell.status`.
 @usableFromInline
-struct ErasedResolutionState: @unchecked Sendable {
-  @usableFromInline var outcome: Any?
-  @usableFromInline var observers = ErasedObserverList()
-
-  @inlinable init(outcome: Any? = nil) { self.outcome = outcome }
+enum CellStatus {
+  @usableFromInline static let pending: UInt8 = 0
+  @usableFromInline static let fulfilled: UInt8 = 1
+  @usableFromInline static let rejected: UInt8 = 2
 }
 
-/// Observers in registration order, without an array allocation for the common 0 or 1.
+/// A value too large for a cell's three words.
 @usableFromInline
-struct ErasedObserverList: @unchecked Sendable {
-  @usableFromInline enum Storage {
-    case empty
-    case one(ErasedObserver)
-    case many([ErasedObserver])
-  }
+final class ValueBox<Value> {
+  @usableFromInline let value: Value
+  @inlinable init(_ value: Value) { self.value = value }
+}
 
-  @usableFromInline var storage = Storage.empty
+/// A cell's registered reactions: a singly linked chain through `Reaction.nextInChain`, each
+/// link the bits of a retained reference. Only touched under the cell's lock.
+@usableFromInline
+struct ReactionChain: Sendable {
+  @usableFromInline var head: UInt = 0
+  @usableFromInline var tail: UInt = 0
 
   @inlinable init() {}
 
-  @inlinable var isEmpty: Bool {
-    if case .empty = storage { return true }
+  @inlinable static func reaction(_ bits: UInt) -> Reaction {
+    Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+  }
+
+  @inlinable mutating func append(_ bits: UInt) {
+    if tail != 0 {
+      Self.reaction(tail).nextInChain.store(bits, ordering: .relaxed)
+    } else {
+      head = bits
+    }
+    tail = bits
+  }
+
+  /// Empties the chain, returning its head (0 when empty).
+  @inlinable mutating func take() -> UInt {
+    let first = head
+    head = 0
+    tail = 0
+    return first
+  }
+
+  /// Unlinks the reaction `bits`; false if it is not in the chain.
+  @inlinable mutating func remove(_ bits: UInt) -> Bool {
+    var previous: UInt = 0
+    var current = head
+    while current != 0 {
+      let next = Self.reaction(current).nextInChain.load(ordering: .relaxed)
+      if current == bits {
+        if previous == 0 { head = next } else {
+          Self.reaction(previous).nextInChain.store(next, ordering: .relaxed)
+        }
+        if tail == bits { tail = previous }
+        return true
+      }
+      previous = current
+      current = next
+    }
     return false
   }
 
-  @inlinable mutating func append(_ observer: @escaping ErasedObserver) {
-    switch storage {
-    case .empty: storage = .one(observer)
-    case .one(let first): storage = .many([first, observer])
-    case .many(var all):
-      storage = .empty  // drop our reference so the array is uniquely referenced
-      all.append(observer)
-      storage = .many(all)
+  /// Releases every reaction of a chain nobody will notify (its cell was deallocated pending).
+  @usableFromInline static func release(_ head: UInt) {
+    var next = head
+    while next != 0 {
+      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
+        .takeRetainedValue()
+      next = reaction.nextInChain.load(ordering: .relaxed)
     }
-  }
-
-  /// Empties the list, returning what it held.
-  @inlinable mutating func take() -> ErasedObserverList {
-    let taken = self
-    storage = .empty
-    return taken
-  }
-
-  /// Runs every observer with `outcome`, in order.
-  @inlinable func notify(_ outcome: Any) {
-    switch storage {
-    case .empty: break
-    case .one(let observer): observer(outcome)
-    case .many(let all): for observer in all { observer(outcome) }
-    }
-  }
-}
-
-/// The observers a resolution hands back, with the outcome they are to be told about.
-@usableFromInline
-struct ObserverList<Value>: @unchecked Sendable {
-  @usableFromInline let erased: ErasedObserverList
-  @usableFromInline let outcome: Any
-
-  @inlinable init(erased: ErasedObserverList, outcome: Any) {
-    self.erased = erased
-    self.outcome = outcome
-  }
-
-  @inlinable var isEmpty: Bool { erased.isEmpty }
-
-  /// Runs every observer, in order, with the result this list was resolved with (`result`
-  /// names it at the call site; the stored box is reused rather than boxing it again).
-  @inlinable func notify(_ result: Result<Value, any Error>) {
-    erased.notify(outcome)
   }
 }

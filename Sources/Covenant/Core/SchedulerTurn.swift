@@ -1,13 +1,6 @@
 import CCoroutineContext
 import Dispatch
 
-/// Work a scheduler task can run: a promise block (which has entered `DispatchGroup.promises`
-/// and leaves it once run) or a slice of a coroutine.
-enum TurnItem {
-  case block(DispatchQueue, () -> Void)
-  case coroutine(CoroutineContext)
-}
-
 /// The scheduler task a thread is running right now, with a one-item hand-off slot: the one
 /// mechanism that lets promise blocks and coroutines continue without a new queue hop.
 ///
@@ -21,63 +14,51 @@ enum TurnItem {
 /// hand-offs the task gives the scheduler back to other work.
 struct SchedulerTurn {
   let scheduler: ObjectIdentifier
-  var next: TurnItem?
+  var next: Reaction?
 
   static let handOffBudget = 128
 
-  /// Runs `first` as a task of the scheduler identified by `scheduler`, then whatever is
-  /// handed off to it. Without an identity (value-type schedulers) nothing can be handed off.
-  static func run(on scheduler: ObjectIdentifier?, _ first: TurnItem) {
-    guard let scheduler else {
+  /// Runs `first` as a task of its scheduler, then whatever is handed off to it. Without a
+  /// scheduler identity (value-type schedulers) nothing can be handed off.
+  ///
+  /// Takes `first` (consumed: the caller keeps no reference, so each item is released right
+  /// after it ran).
+  static func run(_ first: consuming Reaction) {
+    guard let scheduler = first.schedulerIdentity else {
       execute(first)
       return
     }
+    var pending: Reaction? = consume first
     var turn = SchedulerTurn(scheduler: scheduler, next: nil)
     withUnsafeMutablePointer(to: &turn) { turn in
       let previous = cov_tls_load(ThreadSlot.turn)
       cov_tls_store(ThreadSlot.turn, UnsafeMutableRawPointer(turn))
       defer { cov_tls_store(ThreadSlot.turn, previous) }
-      var item = first
+      execute(pending.take()!)
       for _ in 0..<handOffBudget {
-        execute(item)
-        guard let next = turn.pointee.next else { return }
-        turn.pointee.next = nil
-        item = next
+        guard let next = turn.pointee.next.take() else { return }
+        execute(next)
       }
-      execute(item)
-      if let next = turn.pointee.next {
-        turn.pointee.next = nil
-        reschedule(next)
-      }
+      if let next = turn.pointee.next.take() { next.reschedule() }
     }
   }
 
-  /// Puts `item` in the slot if this thread is running a task of `scheduler` whose slot is
+  /// Puts `reaction` in the slot if this thread is running a task of `scheduler` whose slot is
   /// free; otherwise returns false and the caller schedules it normally.
-  static func handOff(_ item: TurnItem, to scheduler: ObjectIdentifier) -> Bool {
+  static func handOff(_ reaction: Reaction, to scheduler: ObjectIdentifier) -> Bool {
     guard let raw = cov_tls_load(ThreadSlot.turn) else { return false }
     let turn = raw.assumingMemoryBound(to: SchedulerTurn.self)
-    guard turn.pointee.scheduler == scheduler else { return false }
-    if case .some = turn.pointee.next { return false }
-    turn.pointee.next = item
+    guard turn.pointee.scheduler == scheduler, turn.pointee.next == nil else { return false }
+    turn.pointee.next = reaction
     return true
   }
 
-  private static func execute(_ item: TurnItem) {
-    switch item {
-    case .block(_, let block):
-      block()
-      DispatchGroup.promises.leave()
-    case .coroutine(let coroutine):
-      while coroutine.runSlice() {}
-    }
-  }
-
-  /// Sends an item that did not get its turn back through its scheduler.
-  static func reschedule(_ item: TurnItem) {
-    switch item {
-    case .block(let queue, let block): PromiseDispatch.enqueue(.block(queue, block), on: queue)
-    case .coroutine(let coroutine): coroutine.scheduleTask()
-    }
+  /// Runs `item`, releases it (and so whatever it holds), then leaves the promise group if it
+  /// belongs to it: a `waitForPromises` that returns finds everything already released.
+  private static func execute(_ item: consuming Reaction) {
+    let leavesGroup = item.leavesPromiseGroup
+    item.run()
+    _ = consume item
+    if leavesGroup { DispatchGroup.promises.leave() }
   }
 }

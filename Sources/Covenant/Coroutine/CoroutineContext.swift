@@ -21,7 +21,7 @@ enum ThreadSlot {
 /// or throws, so a suspended coroutine stays alive (with its stack) until it is resumed and
 /// finishes: frames are never skipped. Runners hold a reference while they run a slice.
 @usableFromInline
-final class CoroutineContext: @unchecked Sendable {
+final class CoroutineContext: Reaction, @unchecked Sendable {
   /// What the coroutine asked for when it last switched out; read by the runner on the same
   /// thread right after the switch, so it needs no synchronisation.
   enum Exit {
@@ -33,7 +33,7 @@ final class CoroutineContext: @unchecked Sendable {
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
   private(set) var scheduler: any CoroutineScheduler
-  private(set) var schedulerIdentity: ObjectIdentifier?
+  private(set) var currentSchedulerIdentity: ObjectIdentifier?
   /// The scheduler when it is a `DispatchQueue`: the common case gets a direct `async`.
   private var dispatchQueue: DispatchQueue?
 
@@ -49,6 +49,10 @@ final class CoroutineContext: @unchecked Sendable {
   let wait = WaitState()
   private var generation: UInt64 = 0
   private let canceled = Atomic<Bool>(false)
+  /// The coroutine's registration in the cell it awaits, reused from one await to the next;
+  /// dropped when it might still be linked into a chain (see `awaitResolution`) and at the
+  /// end (it refers back to the coroutine).
+  private var awaitReaction: AwaitReaction?
   private let completion = Mutex<CompletionState>(CompletionState())
 
   private struct CompletionState: @unchecked Sendable {
@@ -65,10 +69,11 @@ final class CoroutineContext: @unchecked Sendable {
     onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
   ) {
     self.scheduler = scheduler
-    (schedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
+    (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
     self.stackSize = max(0, stackSize)
     self.onStartFailure = onStartFailure
     self.body = body
+    super.init()
   }
 
   deinit {
@@ -98,20 +103,27 @@ final class CoroutineContext: @unchecked Sendable {
   /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
   /// task serves the same scheduler).
   func schedule() {
-    if let schedulerIdentity, SchedulerTurn.handOff(.coroutine(self), to: schedulerIdentity) {
+    if let schedulerIdentity, SchedulerTurn.handOff(self, to: schedulerIdentity) {
       return
     }
     scheduleTask()
   }
 
-  /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops).
+  /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
+  /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
   func scheduleTask() {
     if let dispatchQueue {
-      dispatchQueue.async { [self] in SchedulerTurn.run(on: schedulerIdentity, .coroutine(self)) }
+      DirectDispatch.async(self, on: dispatchQueue)
     } else {
-      scheduler.scheduleTask { [self] in SchedulerTurn.run(on: schedulerIdentity, .coroutine(self)) }
+      scheduler.scheduleTask { [self] in SchedulerTurn.run(self) }
     }
   }
+
+  // MARK: Reaction (a coroutine is a scheduler task)
+
+  override func run() { while runSlice() {} }
+  override var schedulerIdentity: ObjectIdentifier? { currentSchedulerIdentity }
+  override func reschedule() { scheduleTask() }
 
   /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
   /// must run again at once (it was woken while suspending).
@@ -155,6 +167,7 @@ final class CoroutineContext: @unchecked Sendable {
   }
 
   private func finish() {
+    awaitReaction = nil
     let callbacks = completion.withCriticalSection { state -> [() -> Void] in
       state.isComplete = true
       defer { state.callbacks = [] }
@@ -186,10 +199,34 @@ final class CoroutineContext: @unchecked Sendable {
     if wait.flags & WaitState.canceledWake != 0 { throw .canceled }
   }
 
+  /// Suspends until `cell` is resolved, with the coroutine's `AwaitReaction` registered in the
+  /// cell itself: one lock round trip to register, no allocation after the first await.
+  /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
+  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
+    let reaction: AwaitReaction
+    if let existing = awaitReaction {
+      reaction = existing
+    } else {
+      reaction = AwaitReaction(self)
+      awaitReaction = reaction
+    }
+    do {
+      try suspend { waker in
+        reaction.generation.store(waker.generation, ordering: .relaxed)
+        if !cell.register(reaction) { waker.resume() }  // resolved meanwhile
+      }
+    } catch {
+      // Cancelled first: the reaction may still be in the chain. If a resolution has already
+      // taken the chain, its notifier may still read the reaction's link: never reuse it.
+      if !cell.unregister(reaction) { awaitReaction = nil }
+      throw error
+    }
+  }
+
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
     self.scheduler = scheduler
-    (schedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
+    (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
     exit = .reschedule
     cov_fiber_suspend()
   }
@@ -204,7 +241,7 @@ final class CoroutineContext: @unchecked Sendable {
   /// Whether the coroutine runs on `scheduler` (same object) right now.
   func isOn(_ scheduler: any CoroutineScheduler) -> Bool {
     guard let identity = classifyScheduler(scheduler).identity else { return false }
-    return identity == schedulerIdentity
+    return identity == currentSchedulerIdentity
   }
 
   // MARK: Cancellation
@@ -229,6 +266,22 @@ final class CoroutineContext: @unchecked Sendable {
   }
 
   var isFinished: Bool { completion.withCriticalSection { $0.isComplete } }
+}
+
+/// A coroutine's registration in the cell of the promise or future it awaits: resumes the
+/// await whose generation it carries (a stale notification finds its claim refused).
+final class AwaitReaction: Reaction, @unchecked Sendable {
+  let coroutine: CoroutineContext
+  let generation = Atomic<UInt64>(0)
+
+  init(_ coroutine: CoroutineContext) {
+    self.coroutine = coroutine
+    super.init()
+  }
+
+  override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
+    CoroutineWaker(coroutine: coroutine, generation: generation.load(ordering: .relaxed)).resume()
+  }
 }
 
 /// Resumes one particular await of one coroutine, at most once.

@@ -16,24 +16,25 @@ extension CoFuture {
   ///   `CoroutineError.canceled` when the coroutine is cancelled while waiting.
   @inlinable
   public func await() throws -> Value {
-    if let result = cell.result { return try result.get() }
-    let coroutine = try CoroutineHandle.current()
-    try coroutine.suspend { resumer in
-      // An erased observer: no closure wrapping the typed one.
-      if cell.observeErased({ _ in resumer.resume() }) != nil { resumer.resume() }
+    switch cell.currentStatus {
+    case CellStatus.fulfilled: return cell.loadValue(as: Value.self)
+    case CellStatus.rejected: throw cell.loadError()
+    default:
+      // The coroutine's own reusable registration goes into the cell: no closure, no node.
+      try CoroutineHandle.current().awaitResolution(of: cell)
+      return try cell.resolvedResult(as: Value.self).get()
     }
-    return try cell.result!.get()
   }
 
   /// Like `await()`, but gives up after `timeout`, throwing `CoFutureError.timeout`. The future
   /// itself is not cancelled and may still complete later. A negative timeout counts as zero.
   @inlinable
   public func await(timeout: DispatchTimeInterval) throws -> Value {
-    if let result = cell.result { return try result.get() }
+    if let result = cell.result(as: Value.self) { return try result.get() }
     let coroutine = try CoroutineHandle.current()
     try coroutine.suspend(timeout: timeout) { resumer in
       whenResolved { _ in resumer.resume() }
     }
-    return try cell.result!.get()
+    return try cell.resolvedResult(as: Value.self).get()
   }
 }

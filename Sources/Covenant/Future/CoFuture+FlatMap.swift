@@ -8,7 +8,7 @@ extension CoFuture {
   public func flatMapResult<NewValue>(
     _ callback: @escaping @Sendable (Result<Value, any Error>) -> CoFuture<NewValue>
   ) -> CoFuture<NewValue> {
-    if let result = cell.result { return callback(result) }
+    if let result = cell.result(as: Value.self) { return callback(result) }
     let derived = CoFuture<NewValue>()
     whenResolved { result in
       guard derived.cell.isPending else { return }

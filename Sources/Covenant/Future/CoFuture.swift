@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The read side of a value that becomes available later: SwiftCoroutine's `CoFuture`.
 ///
@@ -26,15 +25,10 @@ import Synchronization
 /// state is inside the cell's mutex; values and callbacks move to the completing thread by
 /// design, exactly as with `Promise`.
 public class CoFuture<Value>: @unchecked Sendable {
-  /// Set once the cell is resolved. Kept apart from (and before) the generic `cell` because
-  /// `deinit` runs unspecialized, where reading the cell costs runtime metadata lookups on
-  /// every deallocation; this flag sits at a fixed offset and needs none.
-  @usableFromInline let isResolved: Atomic<Bool>
-  @usableFromInline let cell: ResolutionCell<Value>
+  @usableFromInline let cell: ResolutionCell
 
   /// A pending future (the base of `CoPromise` and of every derived future).
   @inlinable init() {
-    isResolved = Atomic(false)
     cell = ResolutionCell()
   }
 
@@ -44,18 +38,20 @@ public class CoFuture<Value>: @unchecked Sendable {
   /// let ready = CoFuture<Int>(result: .success(42))
   /// ```
   @inlinable public init(result: Result<Value, any Error>) {
-    isResolved = Atomic(true)
     cell = ResolutionCell(resolved: result)
   }
 
   deinit {
     // Nobody can complete a deallocated future: whoever still observes it learns it was
     // cancelled (SwiftCoroutine's rule). The last reference is gone, so whoever resolved it
-    // has finished, flag included.
-    if isResolved.load(ordering: .acquiring) { return }
-    if let observers = cell.resolve(.failure(CoFutureError.canceled)), !observers.isEmpty {
-      observers.notify(.failure(CoFutureError.canceled))
+    // has finished, status included. The status is a plain atomic at a fixed offset: no
+    // generic metadata is needed to read it here, where the code is unspecialized.
+    if cell.currentStatus == CellStatus.pending, let chain = cell.reject(CoFutureError.canceled),
+      chain != 0
+    {
+      cell.notify(chain, owner: self)
     }
+    cell.destroyPayload(as: Value.self)
   }
 
   /// Creates a future completed by a callback-style API: `promise` is called at once with a
@@ -77,10 +73,12 @@ public class CoFuture<Value>: @unchecked Sendable {
   // MARK: State
 
   /// The outcome if the future is complete, else `nil`.
-  @inlinable public final var result: Result<Value, any Error>? { cell.result }
+  @inlinable public final var result: Result<Value, any Error>? { cell.result(as: Value.self) }
 
   /// Whether the future was cancelled (it failed with `CoFutureError.canceled`).
-  @inlinable public final var isCanceled: Bool { cell.result?.isCoFutureCancellation ?? false }
+  @inlinable public final var isCanceled: Bool {
+    cell.currentStatus == CellStatus.rejected && cell.loadError().isCoFutureCancellation
+  }
 
   /// Fails the future with `CoFutureError.canceled` if it is still pending, and cancels what it
   /// was derived from (its parent future, the coroutine computing it, the `Promise` it wraps).
@@ -99,17 +97,16 @@ public class CoFuture<Value>: @unchecked Sendable {
   }
 
   /// Resolves the cell if pending and returns the observers for the caller to notify outside
-  /// any lock; `nil` if it was already resolved. Every resolution goes through here (the flag).
+  /// any lock; `nil` if it was already resolved.
   @inlinable
   final func claimResolution(_ result: Result<Value, any Error>) -> ObserverList<Value>? {
-    guard let observers = cell.resolve(result) else { return nil }
-    isResolved.store(true, ordering: .releasing)
-    return observers
+    guard let chain = cell.resolve(result) else { return nil }
+    return ObserverList(chain: chain, future: self)
   }
 
   /// Runs `observer` synchronously when the future completes (at once if it has).
-  @inlinable final func whenResolved(_ observer: @escaping ResolutionObserver<Value>) {
-    if let result = cell.observe(observer) { observer(result) }
+  @inlinable final func whenResolved(_ observer: @escaping (Result<Value, any Error>) -> Void) {
+    cell.whenResolved(observer)
   }
 
   /// Makes cancelling this future cancel `parent` (held weakly: a parent keeps its derived
@@ -118,6 +115,26 @@ public class CoFuture<Value>: @unchecked Sendable {
     whenResolved { [weak parent] result in
       if result.isCoFutureCancellation { parent?.cancel() }
     }
+  }
+}
+
+/// The observers a future's resolution hands back, to be told outside the caller's locks.
+@usableFromInline
+struct ObserverList<Value>: @unchecked Sendable {
+  @usableFromInline let chain: UInt
+  @usableFromInline let future: CoFuture<Value>
+
+  @inlinable init(chain: UInt, future: CoFuture<Value>) {
+    self.chain = chain
+    self.future = future
+  }
+
+  @inlinable var isEmpty: Bool { chain == 0 }
+
+  /// Tells every observer, in order, that the future resolved (with `result`, which names the
+  /// outcome at the call site; the observers read it from the future).
+  @inlinable func notify(_ result: Result<Value, any Error>) {
+    future.cell.notify(chain, owner: future)
   }
 }
 
@@ -132,9 +149,15 @@ extension CoFuture: Hashable {
 extension Result {
   /// Whether this is the failure `CoFutureError.canceled`.
   @inlinable var isCoFutureCancellation: Bool {
-    if case .failure(let error) = self, let error = error as? CoFutureError, error == .canceled {
-      return true
-    }
+    if case .failure(let error) = self { return error.isCoFutureCancellation }
+    return false
+  }
+}
+
+extension Error {
+  /// Whether this is `CoFutureError.canceled`.
+  @inlinable var isCoFutureCancellation: Bool {
+    if let error = self as? CoFutureError, error == .canceled { return true }
     return false
   }
 }

@@ -19,6 +19,14 @@ struct CoroutineHandle {
     try context.suspend { waker in register(CoroutineResumer(waker: waker)) }
   }
 
+  /// Suspends until `cell` is resolved, registering the coroutine's reusable `AwaitReaction`
+  /// in the cell itself (one lock round trip to register, none on the fast path).
+  /// - Throws: `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
+  @usableFromInline
+  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
+    try context.awaitResolution(of: cell)
+  }
+
   /// `suspend` that gives up after `timeout`, throwing `CoFutureError.timeout`.
   @usableFromInline
   func suspend(

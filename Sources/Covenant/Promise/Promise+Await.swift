@@ -12,12 +12,13 @@ extension Promise {
   /// - Throws: the rejection error; `CoroutineError.calledOutsideCoroutine` outside a
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @inlinable public func await() throws -> Value {
-    if let result { return try result.get() }
-    let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspend { waker in
-      if cell.observeErased({ _ in waker.resume() }) != nil { waker.resume() }
+    switch cell.currentStatus {
+    case CellStatus.fulfilled: return cell.loadValue(as: Value.self)
+    case CellStatus.rejected: throw cell.loadError()
+    default:
+      try CoroutineHandle.current().awaitResolution(of: cell)
+      return try cell.resolvedResult(as: Value.self).get()
     }
-    return try result!.get()
   }
 
   /// Like `await()`, but throws `CoFutureError.timeout` if the promise has not resolved within

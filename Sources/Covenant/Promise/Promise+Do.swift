@@ -2,7 +2,8 @@ import Dispatch
 
 extension Promise {
   /// Creates a pending promise, runs `work` asynchronously on `queue` and fulfils the promise
-  /// with what it returns, or rejects it with what it throws.
+  /// with what it returns, or rejects it with what it throws. A returned error rejects it, as
+  /// for `then` (see `then`).
   ///
   /// ```swift
   /// let checksum = Promise<UInt32>(on: .global()) { try crc32(of: file) }
@@ -18,7 +19,7 @@ extension Promise {
     self.init()
     retainUntilResolved()
     PromiseDispatch.async(on: queue) { [self] in
-      do { fulfill(try work()) } catch { reject(error) }
+      do { fulfillReturned(try work()) } catch { reject(error) }
     }
   }
 

@@ -38,11 +38,7 @@ extension Promise {
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable (Value) throws -> Result
   ) -> Promise<Result> {
-    chain(on: queue) { outcome in
-      let result = try work(try outcome.get())
-      if let error = returnedError(result) { return .reject(error) }
-      return .fulfill(result)
-    }
+    chainMap(on: queue, work)
   }
 
   /// Chains `work` to run on `queue` with the fulfilled value, for its side effects; the
@@ -58,10 +54,6 @@ extension Promise {
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable (Value) throws -> Void
   ) -> Promise<Value> {
-    chain(on: queue) { outcome in
-      let value = try outcome.get()
-      try work(value)
-      return .fulfill(value)
-    }
+    chainPassingThrough(on: queue, work)
   }
 }
