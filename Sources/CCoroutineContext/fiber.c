@@ -99,14 +99,14 @@ struct cov_fiber {
 // The record sits below the top of the stack, 64-aligned: keep it within the documented 256 bytes.
 _Static_assert(sizeof(cov_fiber_t) + 63 <= 256, "fiber record too large");
 
-_Thread_local void *cov_tls_slots[COV_TLS_SLOT_COUNT];
+COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
 typedef struct {
   cov_fiber_t *current;
   bool overflow_ready;
 } thread_state_t;
 
-static _Thread_local thread_state_t thread_state;
+static COV_TLS thread_state_t thread_state;
 
 static __attribute__((noreturn, cold)) void misuse(const char *message) {
   static const char prefix[] = "Covenant: fiber misuse: ";

@@ -28,7 +28,7 @@ static struct sigaction previous_segv;
 static struct sigaction previous_bus;
 static pthread_key_t alt_stack_key;
 static bool alt_stack_key_ok;
-static _Thread_local bool thread_ready;
+static COV_TLS bool thread_ready;
 
 // MARK: - Reporting (async-signal-safe)
 

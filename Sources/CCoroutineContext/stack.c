@@ -493,7 +493,7 @@ typedef struct {
   bool registered;
 } thread_cache_t;
 
-static _Thread_local thread_cache_t thread_cache;
+static COV_TLS thread_cache_t thread_cache;
 static pthread_key_t thread_cache_key;
 static pthread_once_t thread_cache_key_once = PTHREAD_ONCE_INIT;
 

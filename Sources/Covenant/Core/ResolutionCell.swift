@@ -58,6 +58,8 @@ struct ResolutionCell: ~Copyable {
   }
 
   deinit {
+    // A resolved cell's chain was taken by its resolution (and nothing is added after it).
+    guard status.load(ordering: .relaxed) == CellStatus.pending else { return }
     let head = chain.withLock { $0.take() }
     ReactionChain.release(head)
   }
