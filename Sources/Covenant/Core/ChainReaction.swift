@@ -26,15 +26,16 @@ class QueuedReaction: Reaction, @unchecked Sendable {
     of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer
   ) {
     _ = owner.retain()  // released by `run` (or `deinit`, if never run)
-    sourceOwner.store(UInt(bitPattern: owner.toOpaque()), ordering: .relaxed)
     sourceCell.store(UInt(bitPattern: cell), ordering: .relaxed)
-    // The dispatch (a queue push, or the hand-off slot of this thread) orders these stores
-    // before `run` reads them.
+    // Releasing, paired with the acquiring exchange in `run`: whatever thread runs the step
+    // sees this reaction's fields and the source as they were here, without relying on the
+    // queue hand-over being visible to ThreadSanitizer (libdispatch is not instrumented).
+    sourceOwner.store(UInt(bitPattern: owner.toOpaque()), ordering: .releasing)
     PromiseDispatch.dispatch(self, on: queue)
   }
 
   override final func run() {
-    let ownerBits = sourceOwner.exchange(0, ordering: .relaxed)
+    let ownerBits = sourceOwner.exchange(0, ordering: .acquiring)
     let owner = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: ownerBits)!)
     defer { owner.release() }  // after the step: the cell lives inside the owner
     runStep(
