@@ -121,6 +121,7 @@ def swift_source(block):
     imports, body = split_imports(block.code)
     header = ["// Generated from " + block.where + " by check_snippets.py; edit the Markdown.",
               "import Covenant", "import CovenantTesting", "import Dispatch", "import Foundation"]
+    header += ["#if canImport(FoundationNetworking)", "import FoundationNetworking", "#endif"]
     header += [i for i in imports if i not in header]
     attrs = set(block.attrs)
     line_directive = f'#sourceLocation(file: "{block.doc}", line: {block.line + 1})'
