@@ -257,7 +257,9 @@ def main():
     if args.symbol_graph_dir:
         os.makedirs(args.symbol_graph_dir, exist_ok=True)
         extra += ["-Xswiftc", "-emit-symbol-graph", "-Xswiftc", "-emit-symbol-graph-dir",
-                  "-Xswiftc", os.path.abspath(args.symbol_graph_dir)]
+                  "-Xswiftc", os.path.abspath(args.symbol_graph_dir),
+                  # Pages for the extended types (DispatchQueue.promises, XCTestCase.wait, …).
+                  "-Xswiftc", "-emit-extension-block-symbols"]
     log = os.path.join(WORK, "snippets-build.log")
     if swift_build(extra, log) != 0:
         print(open(log).read())
@@ -281,7 +283,7 @@ def main():
             print(f"note: {name} builds")
         else:
             compat_failures += 1
-            errors = [l for l in open(clog) if "error:" in l]
+            errors = sorted({l for l in open(clog) if re.match(r"^/\S+:\d+:\d+: error:", l)})
             print(f"note: {name} ({len(compat_modules[name][1])} blocks) does not build yet on this branch "
                   f"({len(errors)} errors; expected until the compat overloads are merged):")
             for e in errors[:20]:
