@@ -253,15 +253,17 @@ def main():
     counts["manifest"] = len(manifests)
     write_package(modules, compat_modules, runs, compat_runs)
     os.makedirs(WORK, exist_ok=True)
-    extra = ["--product", "SnippetRunner"]
+    # Every build below uses the same flags: a build with other flags in the same scratch path
+    # would recompile Covenant (and the next one again).
+    flags = []
     if args.symbol_graph_dir:
         os.makedirs(args.symbol_graph_dir, exist_ok=True)
-        extra += ["-Xswiftc", "-emit-symbol-graph", "-Xswiftc", "-emit-symbol-graph-dir",
+        flags += ["-Xswiftc", "-emit-symbol-graph", "-Xswiftc", "-emit-symbol-graph-dir",
                   "-Xswiftc", os.path.abspath(args.symbol_graph_dir),
                   # Pages for the extended types (DispatchQueue.promises, XCTestCase.wait, …).
                   "-Xswiftc", "-emit-extension-block-symbols"]
     log = os.path.join(WORK, "snippets-build.log")
-    if swift_build(extra, log) != 0:
+    if swift_build(["--product", "SnippetRunner"] + flags, log) != 0:
         print(open(log).read())
         print("documentation snippets do not compile (see the errors above; the file:line points into the Markdown)")
         return 1
@@ -279,7 +281,7 @@ def main():
         ok = False
     for name in sorted(compat_modules):
         clog = os.path.join(WORK, f"{name}.log")
-        if swift_build(["--target", name], clog) == 0:
+        if swift_build(["--target", name] + flags, clog) == 0:
             print(f"note: {name} builds")
         else:
             compat_failures += 1
@@ -288,7 +290,7 @@ def main():
                   f"({len(errors)} errors; expected until the compat overloads are merged):")
             for e in errors[:20]:
                 print("   ", e.rstrip())
-    if compat_runs and compat_failures == 0 and swift_build(["--product", "CompatSnippetRunner"], os.path.join(WORK, "compat-runner.log")) == 0:
+    if compat_runs and compat_failures == 0 and swift_build(["--product", "CompatSnippetRunner"] + flags, os.path.join(WORK, "compat-runner.log")) == 0:
         compat_ok = run_blocks(os.path.join(bin_dir, "CompatSnippetRunner"), compat_runs)
         print("note: the `compat` blocks' output " + ("matches" if compat_ok else "differs (expected until the compat overloads are merged)"))
     elif compat_modules:
