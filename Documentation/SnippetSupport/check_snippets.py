@@ -5,18 +5,22 @@ Why: documentation snippets drift silently when the API changes. This script tur
 Markdown file's Swift blocks into a module of a generated package that depends on Covenant by
 path, builds it, runs the blocks that show results and compares their output.
 
-Info-string convention (the first word stays `swift`, so GitHub and DocC still highlight it):
+Every ```swift block is compiled. An HTML comment on the line before the fence says how
+(GitHub and DocC both hide HTML comments, and the fence stays plain `swift`, so both still
+highlight it):
 
-  ```swift            statements; compiled inside `func …() throws` (imports are hoisted)
-  ```swift async      the same inside an `async throws` function
-  ```swift top        file-scope code (types, extensions, functions, test classes)
-  ```swift run        statements, compiled and run inside a coroutine on a global queue;
-                      every `// prints: TEXT` comment is one expected line of stdout, in order
-  ```swift manifest   a whole Package.swift; checked with `swift package dump-package`
-  ```swift peer       code for another library (migration guides' "before" side): not compiled
-  ```swift compat     needs overloads that are still on another branch: built separately; a
-                      failure is reported but does not fail the check (remove the word once
-                      it builds)
+  (none)                        statements; compiled inside `func …() throws` (imports hoisted)
+  <!-- snippet: async -->       the same inside an `async throws` function
+  <!-- snippet: top -->         file-scope code (types, extensions, functions, test classes)
+  <!-- snippet: run -->         statements, compiled and run inside a coroutine on a global
+                                queue; each `// prints: TEXT` is one expected line of stdout
+  <!-- snippet: manifest -->    a whole Package.swift; checked with `swift package dump-package`
+  <!-- snippet: peer -->        another library's code (a migration guide's "before" side): not
+                                compiled
+  <!-- snippet: compat -->      needs overloads still on another branch: built (and run) apart;
+                                a failure prints a note but does not fail the check (remove the
+                                word once it works)
+Words combine: `<!-- snippet: run compat -->`.
 
 Fences of other languages (sh, objc, text, none) are not Swift and are not compiled.
 
@@ -44,6 +48,7 @@ PACKAGE = os.path.join(WORK, "snippet-package")
 SCRATCH = os.path.join(WORK, "scratch")
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$")
+MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$")
 KNOWN = {"async", "top", "run", "manifest", "peer", "compat"}
 PRINTS = re.compile(r"//\s*prints:\s?(.*)$")
 
@@ -74,10 +79,13 @@ def markdown_files():
 def blocks_of(path):
     """Fenced blocks of a Markdown file: (language, attributes, first line number, code)."""
     lines = open(path, encoding="utf-8").read().split("\n")
-    out, i = [], 0
+    out, i, marker = [], 0, None
     while i < len(lines):
         m = FENCE.match(lines[i])
         if not m:
+            if lines[i].strip():
+                found = MARKER.match(lines[i])
+                marker = found.group(1) if found else None
             i += 1
             continue
         indent, fence, lang, rest = m.group(1), m.group(2), m.group(3), m.group(4)
@@ -92,7 +100,11 @@ def blocks_of(path):
         else:
             sys.exit(f"{path}:{start}: unterminated code fence")
         i += 1
-        out.append((lang, rest.split(), start, "\n".join(body)))
+        if rest.strip():
+            sys.exit(f"{path}:{start}: put snippet attributes in <!-- snippet: … --> before the fence, "
+                     f"not in the info string (DocC would not highlight `{lang} {rest}`)")
+        out.append((lang, (marker or "").split(), start, "\n".join(body)))
+        marker = None
     return out
 
 
