@@ -46,6 +46,7 @@ SUPPORT = os.path.join(ROOT, "Documentation", "SnippetSupport")
 WORK = os.path.join(ROOT, ".build-docs")
 PACKAGE = os.path.join(WORK, "snippet-package")
 SCRATCH = os.path.join(WORK, "scratch")
+COVENANT = ROOT
 
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([^`\s]*)\s*(.*)$")
 MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$")
@@ -169,7 +170,7 @@ def write_package(modules, compat_modules, runs, compat_runs):
     if os.path.isdir(PACKAGE):
         shutil.rmtree(PACKAGE)
     os.makedirs(PACKAGE)
-    identity = os.path.basename(ROOT).lower()
+    identity = os.path.basename(COVENANT).lower()
     deps = '.product(name: "Covenant", package: "%s"), .product(name: "CovenantTesting", package: "%s")' % (identity, identity)
     targets = []
     for name, (doc, blocks) in sorted({**modules, **compat_modules}.items()):
@@ -193,7 +194,7 @@ import PackageDescription
 let package = Package(
   name: "CovenantDocSnippets",
   platforms: [.macOS(.v15)],
-  dependencies: [.package(path: "{ROOT}")],
+  dependencies: [.package(path: "{COVENANT}")],
   targets: [
     {(","+chr(10)+"    ").join(targets)}
   ]
@@ -225,8 +226,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symbol-graph-dir")
     ap.add_argument("--list", action="store_true", help="only list the blocks and their kinds")
+    ap.add_argument("--covenant", help="build the snippets against the Covenant package at this path "
+                    "(default: this checkout), e.g. to try them against another branch's worktree")
     ap.add_argument("--only", help="only the Markdown files whose path contains this text (while editing)")
     args = ap.parse_args()
+    global COVENANT, SCRATCH
+    if args.covenant:
+        COVENANT = os.path.abspath(args.covenant)
+        SCRATCH = os.path.join(WORK, "scratch-" + re.sub(r"\W", "_", os.path.basename(COVENANT)))
 
     modules, compat_modules, runs, compat_runs, manifests = {}, {}, [], [], []
     counts = {"compiled": 0, "run": 0, "manifest": 0, "peer": 0, "compat": 0, "other-language": 0}
