@@ -3,7 +3,8 @@
 #   1. compiles every ```swift block of README.md and the DocC articles, runs the ones with
 #      `// prints:` lines and checks their output (Documentation/SnippetSupport/check_snippets.py);
 #      the same build emits the symbol graphs of Covenant and CovenantTesting;
-#   2. runs the toolchain's `docc convert` on each catalog with those symbol graphs, and fails on
+#   2. checks that every public symbol has a /// doc comment (check_doc_comments.py);
+#   3. runs the toolchain's `docc convert` on each catalog with those symbol graphs, and fails on
 #      any unresolved or ambiguous symbol or article link.
 # Everything goes to .build-docs/ (its own scratch path: the emit-symbol-graph flags would
 # otherwise invalidate the main .build). No package plugin, no dependency in Package.swift.
@@ -25,6 +26,7 @@ mkdir -p "$graphs"
 python3 Documentation/SnippetSupport/check_snippets.py --symbol-graph-dir "$graphs/all"
 
 status=0
+python3 Documentation/SnippetSupport/check_doc_comments.py "$graphs/all" || status=1
 for module in Covenant CovenantTesting; do
   rm -rf "$graphs/$module" && mkdir -p "$graphs/$module"
   cp "$graphs/all/$module.symbols.json" "$graphs/$module/"
