@@ -29,7 +29,7 @@ DispatchQueue.global().startCoroutine {
 }
 let deadline = Date().addingTimeInterval(50)
 while outcome.withLock({ $0 }) == nil, Date() < deadline {
-  RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.005))
+  _ = RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.005))
 }
 switch outcome.withLock({ $0 }) {
 case .success?:
