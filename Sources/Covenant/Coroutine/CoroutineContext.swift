@@ -183,15 +183,31 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// `register` runs on the coroutine before it switches out; it may resume synchronously.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled before a waker wins.
   @usableFromInline func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
+    let generation = try beginWait()
+    register(CoroutineWaker(coroutine: self, generation: generation))
+    try completeWait()
+  }
+
+  /// Opens the next await (a new generation of `wait`) and returns its generation.
+  /// - Throws: `.canceled` if the coroutine is cancelled.
+  @inline(__always)
+  private func beginWait() throws(CoroutineError) -> UInt64 {
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
     generation &+= 1
+    let generation = self.generation
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
     if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, canceling: true) {
       _ = wait.wake()
       throw .canceled
     }
-    register(CoroutineWaker(coroutine: self, generation: generation))
+    return generation
+  }
+
+  /// Switches out unless the await was already woken; on return it has been.
+  /// - Throws: `.canceled` if `cancel()` won the await.
+  @inline(__always)
+  private func completeWait() throws(CoroutineError) {
     if wait.flags & WaitState.woken == 0 {
       exit = .suspend
       cov_fiber_suspend()
@@ -200,7 +216,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   /// Suspends until `cell` is resolved, with the coroutine's `AwaitReaction` registered in the
-  /// cell itself: one lock round trip to register, no allocation after the first await.
+  /// cell itself: one lock round trip to register, no allocation after the first await, and no
+  /// closure or waker value in between.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     let reaction: AwaitReaction
@@ -210,11 +227,13 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       reaction = AwaitReaction(self)
       awaitReaction = reaction
     }
+    let generation = try beginWait()
+    reaction.generation.store(generation, ordering: .relaxed)
+    if !cell.register(reaction), wait.claim(generation) {
+      _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
+    }
     do {
-      try suspend { waker in
-        reaction.generation.store(waker.generation, ordering: .relaxed)
-        if !cell.register(reaction) { waker.resume() }  // resolved meanwhile
-      }
+      try completeWait()
     } catch {
       // Cancelled first: the reaction may still be in the chain. If a resolution has already
       // taken the chain, its notifier may still read the reaction's link: never reuse it.
@@ -280,7 +299,8 @@ final class AwaitReaction: Reaction, @unchecked Sendable {
   }
 
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
-    CoroutineWaker(coroutine: coroutine, generation: generation.load(ordering: .relaxed)).resume()
+    let generation = generation.load(ordering: .relaxed)
+    if coroutine.wait.claim(generation), coroutine.wait.wake() { coroutine.schedule() }
   }
 }
 
