@@ -1,0 +1,1 @@
+import NIOCore; import NIOPosix; import NIOHTTP1; print("x")
