@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Load test: CovenantHTTPExample (coroutine per request) vs CovenantHTTPAsyncBaseline (the same
+# handler with async/await on NIOAsyncChannel), one after the other, with wrk on loopback.
+#
+#   bash Integrations/CovenantNIO/load.sh [seconds=10] [connections=64] [wrk threads=1]
+#
+# Builds both servers in release mode (unless LOAD_NO_BUILD=1), installs wrk with apt-get if it
+# is missing, starts each server on 127.0.0.1, runs wrk for the given time, and prints
+# requests/s, latency percentiles, errors and the server's RSS (from /proc/PID/status) before,
+# during (every 5 s) and after the run. Loopback only; bounded; the servers are killed on exit.
+set -euo pipefail
+
+SECONDS_PER_RUN=${1:-10}
+CONNECTIONS=${2:-64}
+WRK_THREADS=${3:-1}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN="$HERE/.build/release"
+WORK=$(mktemp -d)
+PIDS=()
+
+cleanup() {
+  for pid in "${PIDS[@]:-}"; do
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+if ! command -v wrk >/dev/null; then
+  echo "load.sh: installing wrk" >&2
+  (apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y wrk >/dev/null 2>&1; }) \
+    || { echo "load.sh: could not install wrk" >&2; exit 1; }
+fi
+
+if [ "${LOAD_NO_BUILD:-0}" != 1 ]; then
+  echo "load.sh: building the servers (release)" >&2
+  swift build -c release --package-path "$HERE" --product CovenantHTTPExample >&2
+  swift build -c release --package-path "$HERE" --product CovenantHTTPAsyncBaseline >&2
+fi
+
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
+
+# run NAME BINARY PORT: starts the server, loads it, prints one result line to $WORK/results.
+run() {
+  local name=$1 binary=$2 port=$3
+  "$BIN/$binary" "$port" >"$WORK/$name.log" 2>&1 &
+  local pid=$!
+  PIDS+=("$pid")
+  for _ in $(seq 1 100); do
+    grep -q "listening" "$WORK/$name.log" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || { cat "$WORK/$name.log" >&2; echo "load.sh: $name died" >&2; exit 1; }
+    sleep 0.1
+  done
+  grep -q "listening" "$WORK/$name.log" || { echo "load.sh: $name did not start" >&2; exit 1; }
+  local url="http://127.0.0.1:$port/hello"
+  curl -sf "$url" >/dev/null || { echo "load.sh: $name does not answer" >&2; exit 1; }
+  local rss_start
+  rss_start=$(rss_kib "$pid")
+
+  # RSS every 5 s while wrk runs.
+  (
+    while sleep 5; do echo "$(rss_kib "$pid")"; done
+  ) >"$WORK/$name.rss" &
+  local sampler=$!
+  wrk -t "$WRK_THREADS" -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" --latency "$url" >"$WORK/$name.wrk" 2>&1
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+  local rss_end
+  rss_end=$(rss_kib "$pid")
+  # Still serving after the run (no wedged loop).
+  local after="ok"
+  curl -sf --max-time 5 "$url" >/dev/null || after="NO ANSWER"
+
+  local w="$WORK/$name.wrk"
+  local rps p50 p99 requests errors non2xx samples
+  rps=$(awk '/^Requests\/sec:/ { print $2 }' "$w")
+  p50=$(awk '$1 == "50%" { print $2 }' "$w")
+  p99=$(awk '$1 == "99%" { print $2 }' "$w")
+  requests=$(awk '/requests in/ { print $1 }' "$w")
+  errors=$(awk '/Socket errors:/ { gsub(",", ""); print $4 + $6 + $8 + $10 }' "$w")
+  non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $5 }' "$w")
+  samples=$(paste -sd' ' "$WORK/$name.rss")
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    "$name" "$rps" "$p50" "$p99" "$requests" "${errors:-0}" "${non2xx:-0}" \
+    "$rss_start" "$rss_end" "$after" >>"$WORK/results"
+  echo "rss samples (KiB, every 5 s) $name: $samples" >>"$WORK/rss-series"
+  echo "---- wrk output, $name ----" >&2
+  cat "$w" >&2
+
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+}
+
+run "covenant-coroutines" CovenantHTTPExample 18180
+run "async-await-baseline" CovenantHTTPAsyncBaseline 18181
+
+echo
+echo "wrk -t$WRK_THREADS -c$CONNECTIONS -d${SECONDS_PER_RUN}s on 127.0.0.1, $(nproc) cores, servers with $(nproc) event loop threads"
+echo
+echo "| server | requests/s | p50 | p99 | requests | socket errors | non-2xx | RSS start KiB | RSS end KiB | answers after |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+cat "$WORK/results"
+echo
+cat "$WORK/rss-series" 2>/dev/null || true
