@@ -3,6 +3,7 @@
 # handler with async/await on NIOAsyncChannel), one after the other, with wrk on loopback.
 #
 #   bash Integrations/CovenantNIO/load.sh [seconds=10] [connections=64] [wrk threads=1]
+#   ROUNDS=3 bash Integrations/CovenantNIO/load.sh 20   # alternate the servers 3 times, medians
 #
 # Builds both servers in release mode (unless LOAD_NO_BUILD=1), installs wrk with apt-get if it
 # is missing, starts each server on 127.0.0.1, runs wrk for the given time, and prints
@@ -13,6 +14,7 @@ set -euo pipefail
 SECONDS_PER_RUN=${1:-10}
 CONNECTIONS=${2:-64}
 WRK_THREADS=${3:-1}
+ROUNDS=${ROUNDS:-1}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN="$HERE/.build/release"
 WORK=$(mktemp -d)
@@ -37,6 +39,10 @@ if [ "${LOAD_NO_BUILD:-0}" != 1 ]; then
   swift build -c release --package-path "$HERE" --product CovenantHTTPExample >&2
   swift build -c release --package-path "$HERE" --product CovenantHTTPAsyncBaseline >&2
 fi
+
+# wrk prints latencies as 850.00us, 1.23ms or 1.02s; in milliseconds:
+to_ms() { echo "$1" | awk '/us$/ { printf "%.3f", $0 / 1000; next } /ms$/ { printf "%.3f", $0 + 0; next }
+  /s$/ { printf "%.3f", $0 * 1000; next } { print "?" }'; }
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
 
@@ -82,6 +88,7 @@ run() {
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
     "$name" "$rps" "$p50" "$p99" "$requests" "${errors:-0}" "${non2xx:-0}" \
     "$rss_start" "$rss_end" "$after" >>"$WORK/results"
+  printf '%s %s %s %s\n' "$name" "$rps" "$(to_ms "$p50")" "$(to_ms "$p99")" >>"$WORK/numbers"
   echo "rss samples (KiB, every 5 s) $name: $samples" >>"$WORK/rss-series"
   echo "---- wrk output, $name ----" >&2
   cat "$w" >&2
@@ -89,8 +96,12 @@ run() {
   kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 }
 
-run "covenant-coroutines" CovenantHTTPExample 18180
-run "async-await-baseline" CovenantHTTPAsyncBaseline 18181
+# Alternate the two servers so that a change in the machine's load hits both alike.
+for round in $(seq 1 "$ROUNDS"); do
+  echo "load.sh: round $round of $ROUNDS" >&2
+  run "covenant-coroutines" CovenantHTTPExample 18180
+  run "async-await-baseline" CovenantHTTPAsyncBaseline 18181
+done
 
 echo
 echo "wrk -t$WRK_THREADS -c$CONNECTIONS -d${SECONDS_PER_RUN}s on 127.0.0.1, $(nproc) cores, servers with $(nproc) event loop threads"
@@ -100,3 +111,12 @@ echo "|---|---|---|---|---|---|---|---|---|---|"
 cat "$WORK/results"
 echo
 cat "$WORK/rss-series" 2>/dev/null || true
+if [ "$ROUNDS" -gt 1 ]; then
+  echo
+  echo "medians over $ROUNDS rounds:"
+  for name in covenant-coroutines async-await-baseline; do
+    median() { grep "^$name " "$WORK/numbers" | awk -v c="$1" '{ print $c }' | sort -g \
+      | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    echo "  $name: $(median 2) requests/s, p50 $(median 3) ms, p99 $(median 4) ms"
+  done
+fi

@@ -15,9 +15,9 @@ struct Backends: Sendable {
 
   /// A number for `user`, as a Covenant promise fulfilled by a loop timer. `withTurn` lets
   /// the coroutine waiting for it continue in the timer's own loop task.
-  func fetchQuote(for user: String, on loop: any EventLoop) -> Promise<Int> {
+  func fetchQuote(for user: String, on scheduler: EventLoopCoroutineScheduler) -> Promise<Int> {
     let promise = Promise<Int>.pending()
-    let scheduler = loop.coroutineScheduler
+    let loop = scheduler.eventLoop
     let value = user.utf8.count * 7
     loop.scheduleTask(in: Self.latency) { scheduler.withTurn { promise.fulfill(value) } }
     return promise

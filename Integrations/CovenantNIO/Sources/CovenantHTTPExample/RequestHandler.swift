@@ -2,6 +2,10 @@ import Covenant
 import CovenantNIO
 import NIOCore
 import NIOHTTP1
+import Synchronization
+
+/// Requests answered so far, for `/stats`.
+let requestsServed = Atomic<Int>(0)
 
 /// Collects a request and answers it from a coroutine started on the channel's event loop.
 /// (The pipeline's `HTTPServerPipelineHandler` delivers one request at a time per connection,
@@ -11,10 +15,15 @@ final class RequestHandler: ChannelInboundHandler {
   typealias OutboundOut = HTTPServerResponsePart
 
   private let handler: Handler
+  private let scheduler: EventLoopCoroutineScheduler
   private var head: HTTPRequestHead?
 
-  init(limiter: RateLimiter, backends: Backends) {
-    handler = Handler(limiter: limiter, backends: backends)
+  init(
+    scheduler: EventLoopCoroutineScheduler, limiter: RateLimiter, backends: Backends,
+    loops: [any EventLoop]
+  ) {
+    self.scheduler = scheduler
+    handler = Handler(limiter: limiter, backends: backends, scheduler: scheduler, loops: loops)
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -32,15 +41,21 @@ final class RequestHandler: ChannelInboundHandler {
     // The coroutine runs on this loop, so the context may be used from it.
     let bound = NIOLoopBound((self, context), eventLoop: loop)
     let handler = self.handler
-    loop.startCoroutine {
-      let (this, context) = bound.value
-      let response: (HTTPResponseStatus, String)
-      do {
-        response = (.ok, try handler.respond(to: head.uri, on: loop))
-      } catch {
-        response = (.internalServerError, "error: \(error)\n")
+    // Inside a turn, the coroutine starts right after this read event is handled, in the same
+    // loop task, instead of in a new `execute`.
+    let scheduler = self.scheduler
+    scheduler.withTurn {
+      scheduler.startCoroutine {
+        let (this, context) = bound.value
+        let response: (HTTPResponseStatus, String)
+        do {
+          response = (.ok, try handler.respond(to: head.uri))
+        } catch {
+          response = (.internalServerError, "error: \(error)\n")
+        }
+        requestsServed.add(1, ordering: .relaxed)
+        this.write(response, keepAlive: head.isKeepAlive, version: head.version, context: context)
       }
-      this.write(response, keepAlive: head.isKeepAlive, version: head.version, context: context)
     }
   }
 

@@ -23,6 +23,7 @@ let threads = arguments.dropFirst().first.flatMap(Int.init) ?? System.coreCount
 
 let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
 let backends = Backends()
+let loops = Array(group.makeIterator())
 let limiters = RateLimiters(group: group, tokensPerSecondPerLoop: 200_000, burst: 2_000)
 
 let server = try ServerBootstrap(group: group)
@@ -33,7 +34,9 @@ let server = try ServerBootstrap(group: group)
     channel.eventLoop.makeCompletedFuture {
       try channel.pipeline.syncOperations.configureHTTPServerPipeline()
       try channel.pipeline.syncOperations.addHandler(
-        RequestHandler(limiter: limiters.limiter(for: channel.eventLoop), backends: backends))
+        RequestHandler(
+          scheduler: channel.eventLoop.coroutineScheduler,
+          limiter: limiters.limiter(for: channel.eventLoop), backends: backends, loops: loops))
     }
   }
   .bind(host: "127.0.0.1", port: port)

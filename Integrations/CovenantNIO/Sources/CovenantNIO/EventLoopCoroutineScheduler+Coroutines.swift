@@ -10,11 +10,13 @@ extension EventLoopCoroutineScheduler {
   /// by `task` ends the coroutine (use `coroutineFuture` to observe it).
   ///
   /// Starting is asynchronous: `task` runs in a later loop task (or, when called inside a turn
-  /// of this loop, right after the current item), never before this method returns.
+  /// of this loop, right after the current item), never before this method returns. On a loop
+  /// that has already shut down, `task` never runs.
   @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
   ) {
+    if isShutDown { return }  // the body never runs on a loop that has shut down
     guard let scope else {
       // Covenant's own start, tracked as a coroutine in the loop's scope: no future needed.
       (self as any CoroutineScheduler).startCoroutine(in: coroutines, stackSize: stackSize, task)
@@ -30,11 +32,13 @@ extension EventLoopCoroutineScheduler {
   ///
   /// If the loop shuts down before the coroutine finishes, the coroutine is cancelled (its
   /// pending `await` throws `CoroutineError.canceled`) and the future fails with
-  /// `EventLoopError.shutdown`.
+  /// `EventLoopError.shutdown`. On a loop that has already shut down, `task` never runs and
+  /// the future is failed with `EventLoopError.shutdown` at once.
   @preconcurrency
   public func coroutineFuture<T>(
     stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
+    if isShutDown { return CoFuture(result: .failure(EventLoopError.shutdown)) }
     let coroutine = (self as any CoroutineScheduler).coroutineFuture(stackSize: stackSize, task)
     coroutines.add(coroutine)
     // Derived, so cancelling the returned future cancels the coroutine's.

@@ -4,7 +4,19 @@ import Synchronization
 /// The one scheduler of each event loop, created on first use and forgotten when the loop
 /// shuts down (so the registry does not keep loops alive after that).
 enum SchedulerRegistry {
-  private static let schedulers = Mutex<[ObjectIdentifier: EventLoopCoroutineScheduler]>([:])
+  private struct Table: ~Copyable {
+    var live: [ObjectIdentifier: EventLoopCoroutineScheduler] = [:]
+    /// Loops that have shut down, held weakly: a lookup for one of them must not create a
+    /// scheduler that would send work to the dead loop. Swept when a loop is deallocated.
+    var dead: [ObjectIdentifier: DeadLoop] = [:]
+  }
+
+  private final class DeadLoop: @unchecked Sendable {
+    weak var loop: (any EventLoop)?
+    init(_ loop: any EventLoop) { self.loop = loop }
+  }
+
+  private static let schedulers = Mutex(Table())
 
   /// How far ahead the shutdown sentinel is scheduled: far enough never to fire while the loop
   /// runs, small enough to stay clear of `NIODeadline` overflow in timer arithmetic.
@@ -13,20 +25,33 @@ enum SchedulerRegistry {
   /// The scheduler of `loop`, creating it (and its shutdown sentinel) on first use.
   static func scheduler(for loop: any EventLoop) -> EventLoopCoroutineScheduler {
     let key = ObjectIdentifier(loop)
-    let (scheduler, isNew) = schedulers.withLock { table -> (EventLoopCoroutineScheduler, Bool) in
-      if let existing = table[key] { return (existing, false) }
+    enum Found { case live(EventLoopCoroutineScheduler), created(EventLoopCoroutineScheduler), dead }
+    let found = schedulers.withLock { table -> Found in
+      if let existing = table.live[key] { return .live(existing) }
+      if let dead = table.dead[key], dead.loop === loop { return .dead }
       let created = EventLoopCoroutineScheduler(eventLoop: loop)
-      table[key] = created
-      return (created, true)
+      table.live[key] = created
+      return .created(created)
     }
-    if isNew { watchShutdown(of: loop, scheduler) }
-    return scheduler
+    switch found {
+    case .live(let scheduler):
+      return scheduler
+    case .created(let scheduler):
+      watchShutdown(of: loop, scheduler)
+      return scheduler
+    case .dead:
+      // A scheduler that knows from birth that its loop is gone: its work runs on the
+      // fallback queue, its coroutines are cancelled and fail with `EventLoopError.shutdown`.
+      let scheduler = EventLoopCoroutineScheduler(eventLoop: loop)
+      scheduler.loopDidShutDown()
+      return scheduler
+    }
   }
 
   /// The scheduler of `loop` if one exists (no creation: used on hot paths of the bridges).
   static func existingScheduler(for loop: any EventLoop) -> EventLoopCoroutineScheduler? {
     let key = ObjectIdentifier(loop)
-    return schedulers.withLock { $0[key] }
+    return schedulers.withLock { $0.live[key] }
   }
 
   /// A loop fails all its scheduled tasks with `EventLoopError.shutdown` when it shuts down
@@ -36,7 +61,11 @@ enum SchedulerRegistry {
     let key = ObjectIdentifier(loop)
     let sentinel = loop.scheduleTask(in: sentinelDelay) {}
     sentinel.futureResult.whenComplete { _ in
-      _ = schedulers.withLock { $0.removeValue(forKey: key) }
+      schedulers.withLock { table in
+        table.live.removeValue(forKey: key)
+        table.dead = table.dead.filter { $0.value.loop != nil }
+        table.dead[key] = DeadLoop(loop)
+      }
       scheduler.loopDidShutDown()
     }
   }

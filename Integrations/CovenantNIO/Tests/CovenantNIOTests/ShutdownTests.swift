@@ -61,15 +61,36 @@ final class ShutdownTests: XCTestCase {
     XCTAssertFalse(scheduler.isShutDown)
     try group.syncShutdownGracefully()
     XCTAssertTrue(scheduler.isShutDown)
-    // The scheduler of a stopped loop runs tasks on its fallback queue; a new coroutine
-    // there is already cancelled (its scope is), so it fails clearly instead of hanging.
+    // A coroutine started on the scheduler of a stopped loop never runs; its future fails.
     let future = scheduler.coroutineFuture { () -> Int in
       try Coroutine.yield()
       return 1
     }
+    // Work handed to the scheduler directly still runs (on its fallback queue), not dropped.
+    let ranAfterShutdown = CoPromise<Bool>()
+    scheduler.scheduleTask { ranAfterShutdown.success(true) }
+    XCTAssertEqual(value(of: ranAfterShutdown), true)
     let result = outcome(of: future)
     XCTAssertThrowsError(try result.get()) { error in
       XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
     }
+  }
+
+  func testStartingOnALoopThatHasShutDownFailsClearly() throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let loop = group.next()
+    XCTAssertEqual(value(of: loop.coroutineFuture { 1 }), 1)
+    try group.syncShutdownGracefully()
+    // A new lookup after the shutdown: the registry remembers the loop is dead.
+    XCTAssertTrue(loop.coroutineScheduler.isShutDown)
+    let ran = ManagedFlag()
+    let future = loop.coroutineFuture { () -> Int in
+      ran.set()
+      return 2
+    }
+    XCTAssertThrowsError(try outcome(of: future).get()) { error in
+      XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
+    }
+    XCTAssertFalse(ran.isSet)
   }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# CI step for Integrations/CovenantNIO (SwiftNIO integration): builds it and runs its tests in
+# debug and release, then runs the wrk load comparison briefly (informational, never fails CI).
+# Set NIO_TSAN=1 to also run the tests under ThreadSanitizer (a long build of swift-nio).
+# Called by .ci/run; runs from any directory.
+set -euo pipefail
+cd "$(dirname "$0")/../Integrations/CovenantNIO"
+start=$(date +%s)
+step() { printf '\n==== CovenantNIO: %s (%s, +%ss) ====\n' "$*" "$(date -u +%H:%M:%S)" "$(( $(date +%s) - start ))"; }
+
+step "debug build (warnings in CovenantNIO are errors)"
+swift build --build-tests 2>&1 | tee /tmp/covenant-nio-build.log
+if grep -E "/Integrations/CovenantNIO/(Sources|Tests)/.*warning:" /tmp/covenant-nio-build.log; then
+  echo "compiler warnings in CovenantNIO"; exit 1
+fi
+
+step "debug tests"
+swift test --skip-build
+
+step "release build and tests"
+swift build -c release --build-tests
+swift test -c release --skip-build
+
+if [ "${NIO_TSAN:-0}" = 1 ]; then
+  step "ThreadSanitizer tests"
+  swift test --sanitize=thread --scratch-path .build-tsan
+fi
+
+step "load comparison, 5 s each (informational)"
+LOAD_NO_BUILD=1 timeout 120 bash load.sh 5 64 || echo "load script failed (informational, not a gate)"
+
+step "done"
