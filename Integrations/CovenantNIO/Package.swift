@@ -22,6 +22,7 @@ let package = Package(
       dependencies: [
         .product(name: "Covenant", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

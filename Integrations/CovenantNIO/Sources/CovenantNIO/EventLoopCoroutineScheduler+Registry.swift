@@ -1,10 +1,10 @@
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 /// The one scheduler of each event loop, created on first use and forgotten when the loop
 /// shuts down (so the registry does not keep loops alive after that).
 enum SchedulerRegistry {
-  private struct Table: ~Copyable {
+  private struct Table {
     var live: [ObjectIdentifier: EventLoopCoroutineScheduler] = [:]
     /// Loops that have shut down, held weakly: a lookup for one of them must not create a
     /// scheduler that would send work to the dead loop. Swept when a loop is deallocated.
@@ -16,7 +16,8 @@ enum SchedulerRegistry {
     init(_ loop: any EventLoop) { self.loop = loop }
   }
 
-  private static let schedulers = Mutex(Table())
+  /// `NIOLockedValueBox` (a pthread mutex, visible to ThreadSanitizer).
+  private static let schedulers = NIOLockedValueBox(Table())
 
   /// How far ahead the shutdown sentinel is scheduled: far enough never to fire while the loop
   /// runs, small enough to stay clear of `NIODeadline` overflow in timer arithmetic.
@@ -26,7 +27,7 @@ enum SchedulerRegistry {
   static func scheduler(for loop: any EventLoop) -> EventLoopCoroutineScheduler {
     let key = ObjectIdentifier(loop)
     enum Found { case live(EventLoopCoroutineScheduler), created(EventLoopCoroutineScheduler), dead }
-    let found = schedulers.withLock { table -> Found in
+    let found = schedulers.withLockedValue { table -> Found in
       if let existing = table.live[key] { return .live(existing) }
       if let dead = table.dead[key], dead.loop === loop { return .dead }
       let created = EventLoopCoroutineScheduler(eventLoop: loop)
@@ -51,7 +52,7 @@ enum SchedulerRegistry {
   /// The scheduler of `loop` if one exists (no creation: used on hot paths of the bridges).
   static func existingScheduler(for loop: any EventLoop) -> EventLoopCoroutineScheduler? {
     let key = ObjectIdentifier(loop)
-    return schedulers.withLock { $0.live[key] }
+    return schedulers.withLockedValue { $0.live[key] }
   }
 
   /// A loop fails all its scheduled tasks with `EventLoopError.shutdown` when it shuts down
@@ -61,7 +62,7 @@ enum SchedulerRegistry {
     let key = ObjectIdentifier(loop)
     let sentinel = loop.scheduleTask(in: sentinelDelay) {}
     sentinel.futureResult.whenComplete { _ in
-      schedulers.withLock { table in
+      schedulers.withLockedValue { table in
         table.live.removeValue(forKey: key)
         table.dead = table.dead.filter { $0.value.loop != nil }
         table.dead[key] = DeadLoop(loop)

@@ -1,5 +1,6 @@
 import Covenant
 import Dispatch
+import NIOConcurrencyHelpers
 import NIOCore
 import Synchronization
 
@@ -44,7 +45,9 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
     var isShutDown = false
   }
 
-  private let inbox = Mutex(Inbox())
+  /// A pthread mutex (`NIOLock`) rather than `Synchronization.Mutex`: ThreadSanitizer sees
+  /// its hand-overs, so the whole scheduler is checked under TSan.
+  private let inbox = NIOLockedValueBox(Inbox())
   private let executes = Atomic<Int>(0)
   private let shutDownFlag = Atomic<Bool>(false)
   /// The coroutines started here, cancelled together when the loop shuts down.
@@ -79,7 +82,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       local.append(task)
       return
     }
-    let mustExecute = inbox.withLock { inbox -> Bool? in
+    let mustExecute = inbox.withLockedValue { inbox -> Bool? in
       if inbox.isShutDown { return nil }
       inbox.tasks.append(task)
       if inbox.drainScheduled { return false }
@@ -123,7 +126,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
 
   /// Runs the inbox's tasks in one turn (the task behind each `execute`).
   private func drainInbox() {
-    let tasks = inbox.withLock { inbox -> [() -> Void] in
+    let tasks = inbox.withLockedValue { inbox -> [() -> Void] in
       inbox.drainScheduled = false
       defer { inbox.tasks = [] }
       return inbox.tasks
@@ -163,7 +166,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   /// now, on this thread, inside a turn.
   func loopDidShutDown() {
     shutDownFlag.store(true, ordering: .releasing)
-    let pending = inbox.withLock { inbox -> [() -> Void] in
+    let pending = inbox.withLockedValue { inbox -> [() -> Void] in
       inbox.isShutDown = true
       defer { inbox.tasks = [] }
       return inbox.tasks
