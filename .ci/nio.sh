@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CI step for Integrations/CovenantNIO (SwiftNIO integration): builds it and runs its tests in
 # debug and release, then runs the wrk load comparison briefly (informational, never fails CI).
-# Set NIO_TSAN=1 to also run the tests under ThreadSanitizer (a long build of swift-nio).
+# Set NIO_TSAN=1 to also run the tests under ThreadSanitizer (a long build of swift-nio), and
+# NIO_RELEASE=0 to skip the release build, release tests and load run (about 60% of the time).
+# Cold, on the shared 2-core machine (load average 12-14): 9.6 min wall, 6.4 min user CPU.
 # Called by .ci/run; runs from any directory.
 set -euo pipefail
 cd "$(dirname "$0")/../Integrations/CovenantNIO"
@@ -17,9 +19,11 @@ fi
 step "debug tests"
 swift test --skip-build
 
-step "release build and tests"
-swift build -c release --build-tests
-swift test -c release --skip-build
+if [ "${NIO_RELEASE:-1}" = 1 ]; then
+  step "release build and tests"
+  swift build -c release --build-tests
+  swift test -c release --skip-build
+fi
 
 if [ "${NIO_TSAN:-0}" = 1 ]; then
   step "ThreadSanitizer tests"
@@ -27,7 +31,9 @@ if [ "${NIO_TSAN:-0}" = 1 ]; then
   TSAN_OPTIONS="suppressions=$PWD/../../.ci/tsan.supp" swift test --sanitize=thread --scratch-path .build-tsan
 fi
 
-step "load comparison, 5 s each (informational)"
-LOAD_NO_BUILD=1 timeout 120 bash load.sh 5 64 || echo "load script failed (informational, not a gate)"
+if [ "${NIO_RELEASE:-1}" = 1 ]; then
+  step "load comparison, 5 s each (informational)"
+  LOAD_NO_BUILD=1 timeout 120 bash load.sh 5 64 || echo "load script failed (informational, not a gate)"
+fi
 
 step "done"
