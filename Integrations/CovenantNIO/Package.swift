@@ -1,0 +1,61 @@
+// swift-tools-version:6.0
+// CovenantNIO: SwiftNIO event loops as Covenant coroutine schedulers, EventLoopFuture bridges,
+// and an example coroutine-per-request HTTP server with an async/await baseline.
+// A separate package so the Covenant library itself stays dependency-free.
+import PackageDescription
+
+let package = Package(
+  name: "CovenantNIO",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "CovenantNIO", targets: ["CovenantNIO"]),
+    .executable(name: "CovenantHTTPExample", targets: ["CovenantHTTPExample"]),
+    .executable(name: "CovenantHTTPAsyncBaseline", targets: ["CovenantHTTPAsyncBaseline"]),
+  ],
+  dependencies: [
+    .package(name: "Covenant", path: "../.."),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+  ],
+  targets: [
+    .target(
+      name: "CovenantNIO",
+      dependencies: [
+        .product(name: "Covenant", package: "Covenant"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantHTTPExample",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "Covenant", package: "Covenant"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantHTTPAsyncBaseline",
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .testTarget(
+      name: "CovenantNIOTests",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "Covenant", package: "Covenant"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+  ]
+)

@@ -1,0 +1,184 @@
+import Covenant
+import Dispatch
+import NIOConcurrencyHelpers
+import NIOCore
+import Synchronization
+
+/// A SwiftNIO `EventLoop` as a Covenant `CoroutineScheduler`: coroutines started on it run on
+/// the loop's thread and continue there after every `await`.
+///
+/// There is exactly one scheduler per loop (`eventLoop.coroutineScheduler`), because Covenant
+/// matches schedulers by object identity: a coroutine that wakes another coroutine of the same
+/// loop hands it over in the same loop task instead of a new `execute`.
+///
+/// ## How tasks reach the loop
+/// - **Inside a turn** (this thread is the loop's thread and is running coroutine work of this
+///   scheduler, or a NIO callback wrapped in `withTurn`): the task is queued locally and runs
+///   right after the current item, in the same loop task — no `execute`, no wake-up. After
+///   `turnBudget` such items the rest is sent through one `execute`, so I/O is not starved.
+/// - **Otherwise** (another thread, or the loop thread outside a turn, e.g. a channel handler
+///   starting a coroutine): the task goes into an inbox, and one `execute` drains the inbox;
+///   tasks arriving before that drain runs share it.
+///
+/// ## Shutdown
+/// Every coroutine started through this scheduler's (or the `EventLoop` extension's)
+/// `startCoroutine`/`coroutineFuture` is tracked. When the loop shuts down, they are all
+/// cancelled: a pending `await` throws `CoroutineError.canceled`, later ones throw at once, and
+/// their futures fail with `EventLoopError.shutdown`. Work that becomes ready after the loop
+/// has stopped runs on a private serial dispatch queue instead (a shut-down loop drops tasks),
+/// so no coroutine is left suspended forever by the shutdown itself.
+public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked Sendable {
+  /// The loop this scheduler runs tasks on.
+  public let eventLoop: any EventLoop
+
+  /// How many locally queued items one loop task runs before handing the rest back to the loop
+  /// with a single `execute`.
+  public static let turnBudget = 256
+
+  /// Loop-thread-only state: read and written only when `eventLoop.inEventLoop` is true.
+  private var inTurn = false
+  private var local: [() -> Void] = []
+
+  private struct Inbox: @unchecked Sendable {
+    var tasks: [() -> Void] = []
+    var drainScheduled = false
+    var isShutDown = false
+  }
+
+  /// A pthread mutex (`NIOLock`) rather than `Synchronization.Mutex`: ThreadSanitizer sees
+  /// its hand-overs, so the whole scheduler is checked under TSan.
+  private let inbox = NIOLockedValueBox(Inbox())
+  private let executes = Atomic<Int>(0)
+  private let shutDownFlag = Atomic<Bool>(false)
+  /// The coroutines started here, cancelled together when the loop shuts down.
+  let coroutines = CoScope()
+
+  /// Where tasks go once the loop has shut down.
+  private static let afterShutdown = DispatchQueue(label: "CovenantNIO.after-event-loop-shutdown")
+
+  /// Runs a task that can no longer go to the loop. `@unchecked`: a scheduler task is not
+  /// `Sendable`, but it is made to run on another thread (that is what a scheduler is for).
+  private static func runAfterShutdown(_ task: @escaping () -> Void) {
+    nonisolated(unsafe) let task = task
+    afterShutdown.async { task() }
+  }
+
+  init(eventLoop: any EventLoop) {
+    self.eventLoop = eventLoop
+  }
+
+  /// How many times this scheduler has called `eventLoop.execute` (a diagnostic counter: the
+  /// measure of how many of its tasks were *not* hop-free).
+  public var executeCalls: Int { executes.load(ordering: .relaxed) }
+
+  /// Whether the loop has shut down (as observed by this scheduler).
+  public var isShutDown: Bool { shutDownFlag.load(ordering: .acquiring) }
+
+  /// Runs `task` on the loop: in the current turn when called inside one on the loop thread,
+  /// otherwise through the inbox and one `execute` (see the type's documentation). Never runs
+  /// `task` synchronously.
+  public func scheduleTask(_ task: @escaping () -> Void) {
+    if eventLoop.inEventLoop, inTurn {
+      local.append(task)
+      return
+    }
+    let mustExecute = inbox.withLockedValue { inbox -> Bool? in
+      if inbox.isShutDown { return nil }
+      inbox.tasks.append(task)
+      if inbox.drainScheduled { return false }
+      inbox.drainScheduled = true
+      return true
+    }
+    switch mustExecute {
+    case nil:
+      Self.runAfterShutdown(task)
+    case true?:
+      executes.add(1, ordering: .relaxed)
+      eventLoop.execute { [self] in drainInbox() }
+    case false?:
+      break
+    }
+  }
+
+  /// Runs `body` on the loop thread as a turn of this scheduler: coroutines of this loop that
+  /// `body` makes ready (by fulfilling a promise they await, sending on a channel they receive
+  /// from, …) continue right after `body` returns, in the same loop task, without an `execute`.
+  ///
+  /// Use it in NIO callbacks that wake coroutines — a timer, a channel read:
+  ///
+  /// ```swift
+  /// loop.scheduleTask(in: .milliseconds(1)) {
+  ///   scheduler.withTurn { reply.fulfill(value) }   // the awaiting coroutine continues here
+  /// }
+  /// ```
+  ///
+  /// The bridges of this module (`EventLoopFuture.await()`, `Promise(eventLoopFuture)`,
+  /// `CoFuture(eventLoopFuture)`) already complete inside a turn of the future's loop.
+  /// Nested calls run `body` in the enclosing turn.
+  /// - Precondition: called on the loop's thread.
+  public func withTurn<T>(_ body: () throws -> T) rethrows -> T {
+    eventLoop.preconditionInEventLoop()
+    if inTurn { return try body() }
+    inTurn = true
+    defer { finishTurn() }
+    return try body()
+  }
+
+  /// Runs the inbox's tasks in one turn (the task behind each `execute`).
+  private func drainInbox() {
+    let tasks = inbox.withLockedValue { inbox -> [() -> Void] in
+      inbox.drainScheduled = false
+      defer { inbox.tasks = [] }
+      return inbox.tasks
+    }
+    runTurn(tasks)
+  }
+
+  private func runTurn(_ tasks: [() -> Void]) {
+    if inTurn {
+      local.append(contentsOf: tasks)
+      return
+    }
+    inTurn = true
+    for task in tasks { task() }
+    finishTurn()
+  }
+
+  /// Runs what the turn made ready, up to the budget, then closes the turn and sends any rest
+  /// back through the inbox.
+  private func finishTurn() {
+    var ran = 0
+    var index = 0
+    while index < local.count, ran < Self.turnBudget {
+      let task = local[index]
+      index += 1
+      ran += 1
+      task()
+    }
+    let rest = Array(local[index...])
+    local.removeAll(keepingCapacity: true)
+    inTurn = false
+    for task in rest { scheduleTask(task) }
+  }
+
+  /// Called once, on the loop thread, when the loop shuts down: stops sending work to the
+  /// loop, cancels the tracked coroutines and lets them (and anything already queued) finish
+  /// now, on this thread, inside a turn.
+  func loopDidShutDown() {
+    shutDownFlag.store(true, ordering: .releasing)
+    let pending = inbox.withLockedValue { inbox -> [() -> Void] in
+      inbox.isShutDown = true
+      defer { inbox.tasks = [] }
+      return inbox.tasks
+    }
+    if eventLoop.inEventLoop {
+      withTurn {
+        for task in pending { task() }
+        coroutines.cancel()
+      }
+    } else {
+      for task in pending { Self.runAfterShutdown(task) }
+      coroutines.cancel()
+    }
+  }
+}

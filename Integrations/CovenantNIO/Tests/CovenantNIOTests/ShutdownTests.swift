@@ -1,0 +1,96 @@
+import Covenant
+import CovenantNIO
+import NIOCore
+import NIOPosix
+import XCTest
+
+/// What happens to coroutines when their loop shuts down: a clear error, no hang, no leak.
+final class ShutdownTests: XCTestCase {
+  func testSuspendedCoroutinesFailWithShutdownAndAreReleased() throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+    let count = 200
+    let neverFulfilled = Promise<Int>.pending()
+    // A NIO promise of a loop that outlives the group under test.
+    let otherGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    defer { try? otherGroup.syncShutdownGracefully() }
+    let neverCompletedNIO = otherGroup.next().makePromise(of: Int.self)
+    let sawCancel = Counter()
+    var futures: [CoFuture<Int>] = []
+    var watchers: [() -> Tracked?] = []
+    for index in 0..<count {
+      let loop = group.next()
+      let tracked = Tracked()
+      weak let weakTracked = tracked
+      watchers.append { weakTracked }
+      futures.append(
+        loop.coroutineFuture { () -> Int in
+          withExtendedLifetime(tracked) {}
+          do {
+            switch index % 3 {
+            case 0: return try neverFulfilled.await()  // a Covenant promise nobody fulfils
+            case 1: return try loop.scheduleTask(in: .hours(1)) { 0 }.futureResult.await()
+            default: return try CoFuture(neverCompletedNIO.futureResult).await()
+            }
+          } catch {
+            sawCancel.increment()
+            throw error
+          }
+        })
+    }
+    // Wait until every coroutine has run up to its await.
+    for loop in group.makeIterator() { try loop.submit {}.wait() }
+    XCTAssertEqual(futures.filter { $0.result != nil }.count, 0)
+
+    try group.syncShutdownGracefully()
+
+    for future in futures {
+      XCTAssertThrowsError(try outcome(of: future).get()) { error in
+        XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
+      }
+    }
+    XCTAssertEqual(sawCancel.value, count)
+    // Every coroutine finished and released what it captured (its stack went with it).
+    XCTAssertEqual(watchers.compactMap { $0() }.count, 0)
+    neverCompletedNIO.fail(TestError())  // keep NIO's leak check quiet
+  }
+
+  func testCoroutineStartedAfterTheLoopStopsIsNotLostSilently() throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let loop = group.next()
+    let scheduler = loop.coroutineScheduler
+    XCTAssertFalse(scheduler.isShutDown)
+    try group.syncShutdownGracefully()
+    XCTAssertTrue(scheduler.isShutDown)
+    // A coroutine started on the scheduler of a stopped loop never runs; its future fails.
+    let future = scheduler.coroutineFuture { () -> Int in
+      try Coroutine.yield()
+      return 1
+    }
+    // Work handed to the scheduler directly still runs (on its fallback queue), not dropped.
+    let ranAfterShutdown = CoPromise<Bool>()
+    scheduler.scheduleTask { ranAfterShutdown.success(true) }
+    XCTAssertEqual(value(of: ranAfterShutdown), true)
+    let result = outcome(of: future)
+    XCTAssertThrowsError(try result.get()) { error in
+      XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
+    }
+  }
+
+  func testStartingOnALoopThatHasShutDownFailsClearly() throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let loop = group.next()
+    XCTAssertEqual(value(of: loop.coroutineFuture { 1 }), 1)
+    try group.syncShutdownGracefully()
+    // A new lookup after the shutdown: the registry remembers the loop is dead.
+    XCTAssertTrue(loop.coroutineScheduler.isShutDown)
+    let ran = ManagedFlag()
+    let future = loop.coroutineFuture { () -> Int in
+      ran.set()
+      return 2
+    }
+    XCTAssertThrowsError(try outcome(of: future).get()) { error in
+      XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
+    }
+    XCTAssertFalse(ran.isSet)
+  }
+}
