@@ -84,10 +84,13 @@ extension CoroutineScheduler {
   /// DispatchQueue.global().startCoroutine(stackSize: 1 << 20) { try parseDeeplyNested(input) }
   /// ```
   ///
-  /// - Parameter stackSize: bytes of stack for this coroutine; `nil` uses
-  ///   `Coroutine.defaultStackSize`. The stack is allocated when the coroutine first runs; a
-  ///   coroutine that cannot get one (address space exhausted) does not run, and the failure
-  ///   is reported on stderr.
+  /// - Parameters:
+  ///   - scope: cancelling this scope (or its deinit) cancels the coroutine.
+  ///   - stackSize: bytes of stack for this coroutine; `nil` uses
+  ///     `Coroutine.defaultStackSize`. The stack is allocated when the coroutine first runs; a
+  ///     coroutine that cannot get one (address space exhausted) does not run, and the failure
+  ///     is reported on stderr.
+  ///   - task: the coroutine's body; an error it throws ends the coroutine.
   @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int?, _ task: @escaping @Sendable () throws -> Void

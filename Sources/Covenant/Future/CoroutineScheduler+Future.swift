@@ -20,9 +20,10 @@ extension CoroutineScheduler {
   /// Starts a coroutine running `task` on this scheduler, on a stack of `stackSize` bytes, and
   /// returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
   ///
-  /// - Parameter stackSize: bytes of stack for the coroutine; `nil` uses
-  ///   `Coroutine.defaultStackSize`. If no stack can be had, the future fails with
-  ///   `CoroutineStartError`.
+  /// - Parameters:
+  ///   - stackSize: bytes of stack for the coroutine; `nil` uses `Coroutine.defaultStackSize`.
+  ///     If no stack can be had, the future fails with `CoroutineStartError`.
+  ///   - task: the coroutine's body; the future completes with what it returns or throws.
   @preconcurrency
   public func coroutineFuture<T>(
     stackSize: Int?, _ task: @escaping @Sendable () throws -> T
