@@ -195,55 +195,75 @@ struct ResolutionCell: ~Copyable {
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
   }
 
+  // The payload crosses between typed values and the atomic words only through raw memory
+  // (a temporary allocation on the stack): a typed local variable written through a pointer of
+  // another type would be undefined behaviour that the optimizer is free to exploit.
+
   @inlinable func storeValue<Value>(_ value: Value) {
-    var words: (UInt, UInt, UInt) = (0, 0, 0)
     if Self.storesInline(Value.self) {
-      withUnsafeMutableBytes(of: &words) {
-        _ = $0.baseAddress!.initializeMemory(as: Value.self, to: value)
+      withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
+        let raw = buffer.baseAddress!
+        raw.initializeMemory(as: UInt.self, repeating: 0, count: 3)
+        raw.initializeMemory(as: Value.self, to: value)  // owned by the words from here on
+        storeWords(raw)
       }
     } else {
-      words.0 = UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque())
+      word0.store(UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque()), ordering: .relaxed)
+      word1.store(0, ordering: .relaxed)
+      word2.store(0, ordering: .relaxed)
     }
-    word0.store(words.0, ordering: .relaxed)
-    word1.store(words.1, ordering: .relaxed)
-    word2.store(words.2, ordering: .relaxed)
   }
 
-  /// The value of a fulfilled cell (read after an acquiring `status` load).
+  @inlinable func storeWords(_ raw: UnsafeMutableRawPointer) {
+    word0.store(raw.load(as: UInt.self), ordering: .relaxed)
+    word1.store(raw.load(fromByteOffset: 8, as: UInt.self), ordering: .relaxed)
+    word2.store(raw.load(fromByteOffset: 16, as: UInt.self), ordering: .relaxed)
+  }
+
+  @inlinable func loadWords(into raw: UnsafeMutableRawPointer) {
+    raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
+    raw.storeBytes(of: word1.load(ordering: .relaxed), toByteOffset: 8, as: UInt.self)
+    raw.storeBytes(of: word2.load(ordering: .relaxed), toByteOffset: 16, as: UInt.self)
+  }
+
+  /// The value of a fulfilled cell (read after an acquiring `status` load): a copy.
   @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
-    let words = (
-      word0.load(ordering: .relaxed), word1.load(ordering: .relaxed),
-      word2.load(ordering: .relaxed)
-    )
     if Self.storesInline(Value.self) {
-      return withUnsafeBytes(of: words) { $0.load(as: Value.self) }
+      return withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
+        let raw = buffer.baseAddress!
+        loadWords(into: raw)
+        return raw.load(as: Value.self)
+      }
     }
-    return Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: words.0)!)
-      .takeUnretainedValue().value
+    return Unmanaged<ValueBox<Value>>.fromOpaque(
+      UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!
+    ).takeUnretainedValue().value
   }
 
   @inlinable func storeError(_ error: any Error) {
-    var word: UInt = 0
-    withUnsafeMutableBytes(of: &word) {
-      _ = $0.baseAddress!.initializeMemory(as: (any Error).self, to: error)
+    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
+      let raw = buffer.baseAddress!
+      raw.initializeMemory(as: (any Error).self, to: error)  // owned by the word from here on
+      word0.store(raw.load(as: UInt.self), ordering: .relaxed)
     }
-    word0.store(word, ordering: .relaxed)
   }
 
-  /// The error of a rejected cell (read after an acquiring `status` load).
+  /// The error of a rejected cell (read after an acquiring `status` load): a copy.
   @inlinable func loadError() -> any Error {
-    withUnsafeBytes(of: word0.load(ordering: .relaxed)) { $0.load(as: (any Error).self) }
+    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
+      let raw = buffer.baseAddress!
+      raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
+      return raw.load(as: (any Error).self)
+    }
   }
 
   @inlinable func destroyValue<Value>(as type: Value.Type) {
     if Self.storesInline(Value.self) {
       guard !_isPOD(Value.self) else { return }
-      var words = (
-        word0.load(ordering: .relaxed), word1.load(ordering: .relaxed),
-        word2.load(ordering: .relaxed)
-      )
-      withUnsafeMutableBytes(of: &words) {
-        _ = $0.baseAddress!.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
+      withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
+        let raw = buffer.baseAddress!
+        loadWords(into: raw)
+        raw.bindMemory(to: Value.self, capacity: 1).deinitialize(count: 1)
       }
     } else {
       Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!)
@@ -252,9 +272,10 @@ struct ResolutionCell: ~Copyable {
   }
 
   @inlinable func destroyError() {
-    var word = word0.load(ordering: .relaxed)
-    withUnsafeMutableBytes(of: &word) {
-      _ = $0.baseAddress!.assumingMemoryBound(to: (any Error).self).deinitialize(count: 1)
+    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
+      let raw = buffer.baseAddress!
+      raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
+      raw.bindMemory(to: (any Error).self, capacity: 1).deinitialize(count: 1)
     }
   }
 }
