@@ -32,10 +32,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
-  private(set) var scheduler: any CoroutineScheduler
+  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `dispatchQueue`).
+  private var otherScheduler: (any CoroutineScheduler)?
   private(set) var currentSchedulerIdentity: ObjectIdentifier?
-  /// The scheduler when it is a `DispatchQueue`: the common case gets a direct `async`.
+  /// The scheduler when it is a `DispatchQueue`, the common case: kept as the queue itself (no
+  /// existential to box, copy and destroy per coroutine), dispatched to directly.
   private var dispatchQueue: DispatchQueue?
+
+  /// The scheduler the coroutine runs on now.
+  var scheduler: any CoroutineScheduler { dispatchQueue ?? otherScheduler! }
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
@@ -54,6 +59,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// end (it refers back to the coroutine).
   private var awaitReaction: AwaitReaction?
   private let completion = Mutex<CompletionState>(CompletionState())
+  /// `finished` is set when the coroutine finishes; `hasCallbacks` once a `whenFinished`
+  /// callback was added. A coroutine nobody watches finishes without taking the lock: each
+  /// side sets its flag, then reads the other's (sequentially consistent), so at least one of
+  /// them sees both and collects the callbacks, under the lock, exactly once.
+  private let finished = Atomic<Bool>(false)
+  private let hasCallbacks = Atomic<Bool>(false)
 
   private struct CompletionState: @unchecked Sendable {
     var isComplete = false
@@ -64,14 +75,26 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ///
   /// - Parameter onStartFailure: called instead of the body when no stack can be allocated
   ///   for the first slice; by default the failure is reported on stderr.
-  init(
+  @usableFromInline init(
     scheduler: any CoroutineScheduler, stackSize: Int = 0,
     onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
   ) {
-    self.scheduler = scheduler
     (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
+    otherScheduler = dispatchQueue == nil ? scheduler : nil
     self.stackSize = max(0, stackSize)
     self.onStartFailure = onStartFailure
+    self.body = body
+    super.init()
+  }
+
+  /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
+  /// an existential).
+  @usableFromInline
+  init(queue: DispatchQueue, stackSize: Int, body: @escaping () throws -> Void) {
+    dispatchQueue = queue
+    currentSchedulerIdentity = ObjectIdentifier(queue)
+    self.stackSize = max(0, stackSize)
+    onStartFailure = nil
     self.body = body
     super.init()
   }
@@ -98,7 +121,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   // MARK: Starting and running (scheduler side)
 
   /// Schedules the first slice on the coroutine's scheduler.
-  func start() { schedule() }
+  @usableFromInline func start() { schedule() }
 
   /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
   /// task serves the same scheduler).
@@ -115,7 +138,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     if let dispatchQueue {
       DirectDispatch.async(self, on: dispatchQueue)
     } else {
-      scheduler.scheduleTask { [self] in SchedulerTurn.run(self) }
+      otherScheduler!.scheduleTask { [self] in SchedulerTurn.run(self) }
     }
   }
 
@@ -168,6 +191,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   private func finish() {
     awaitReaction = nil
+    finished.store(true, ordering: .sequentiallyConsistent)
+    if hasCallbacks.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
+  }
+
+  /// Takes the registered callbacks (once: later calls find none) and runs them.
+  private func runCompletionCallbacks() {
     let callbacks = completion.withCriticalSection { state -> [() -> Void] in
       state.isComplete = true
       defer { state.callbacks = [] }
@@ -244,8 +273,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
-    self.scheduler = scheduler
     (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
+    otherScheduler = dispatchQueue == nil ? scheduler : nil
     exit = .reschedule
     cov_fiber_suspend()
   }
@@ -276,15 +305,18 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has).
   func whenFinished(_ callback: @escaping () -> Void) {
-    let finished = completion.withCriticalSection { state -> Bool in
+    let alreadyComplete = completion.withCriticalSection { state -> Bool in
       if state.isComplete { return true }
       state.callbacks.append(callback)
       return false
     }
-    if finished { callback() }
+    if alreadyComplete { return callback() }
+    hasCallbacks.store(true, ordering: .sequentiallyConsistent)
+    // `finish` may have looked at `hasCallbacks` before it was set: then collect them here.
+    if finished.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
   }
 
-  var isFinished: Bool { completion.withCriticalSection { $0.isComplete } }
+  var isFinished: Bool { finished.load(ordering: .sequentiallyConsistent) }
 }
 
 /// A coroutine's registration in the cell of the promise or future it awaits: resumes the

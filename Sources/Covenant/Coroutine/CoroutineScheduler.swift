@@ -91,11 +91,16 @@ extension CoroutineScheduler {
   ///     coroutine that cannot get one (address space exhausted) does not run, and the failure
   ///     is reported on stderr.
   ///   - task: the coroutine's body; an error it throws ends the coroutine.
+  @inlinable
   @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int?, _ task: @escaping @Sendable () throws -> Void
   ) {
-    let coroutine = CoroutineContext(scheduler: self, stackSize: stackSize ?? 0, body: task)
+    let coroutine =
+      Self.self == DispatchQueue.self
+      ? CoroutineContext(
+        queue: _identityCast(self, to: DispatchQueue.self), stackSize: stackSize ?? 0, body: task)
+      : CoroutineContext(scheduler: self, stackSize: stackSize ?? 0, body: task)
     scope?.add(coroutine)
     coroutine.start()
   }
