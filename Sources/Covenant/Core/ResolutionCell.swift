@@ -27,6 +27,10 @@ struct ResolutionCell: ~Copyable {
   @usableFromInline let word0: Atomic<UInt>
   @usableFromInline let word1: Atomic<UInt>
   @usableFromInline let word2: Atomic<UInt>
+  /// Whether the payload holds something to release (an error, a boxed value, a value that is
+  /// not plain bits): decided where the type is known, so that the owner's `deinit` — which
+  /// runs unspecialized — skips `destroyPayload` for plain values without any generic call.
+  @usableFromInline let payloadNeedsDestroy: Atomic<Bool>
   /// The reactions registered while pending, in registration order.
   @usableFromInline let chain: Mutex<ReactionChain>
 
@@ -35,6 +39,7 @@ struct ResolutionCell: ~Copyable {
     word0 = Atomic(0)
     word1 = Atomic(0)
     word2 = Atomic(0)
+    payloadNeedsDestroy = Atomic(false)
     chain = Mutex(ReactionChain())
   }
 
@@ -66,6 +71,7 @@ struct ResolutionCell: ~Copyable {
 
   /// Destroys the value or error; the owner's `deinit` calls it once, with its value type.
   @inlinable func destroyPayload<Value>(as type: Value.Type) {
+    guard payloadNeedsDestroy.load(ordering: .relaxed) else { return }
     switch status.load(ordering: .acquiring) {
     case CellStatus.fulfilled: destroyValue(as: type)
     case CellStatus.rejected: destroyError()
@@ -200,6 +206,9 @@ struct ResolutionCell: ~Copyable {
   // another type would be undefined behaviour that the optimizer is free to exploit.
 
   @inlinable func storeValue<Value>(_ value: Value) {
+    if !Self.storesInline(Value.self) || !_isPOD(Value.self) {
+      payloadNeedsDestroy.store(true, ordering: .relaxed)
+    }
     if Self.storesInline(Value.self) {
       withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
         let raw = buffer.baseAddress!
@@ -241,6 +250,7 @@ struct ResolutionCell: ~Copyable {
   }
 
   @inlinable func storeError(_ error: any Error) {
+    payloadNeedsDestroy.store(true, ordering: .relaxed)
     withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
       let raw = buffer.baseAddress!
       raw.initializeMemory(as: (any Error).self, to: error)  // owned by the word from here on
