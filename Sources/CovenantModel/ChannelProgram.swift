@@ -34,15 +34,16 @@ public struct ChannelProgram: Sendable, CustomStringConvertible {
   /// How the run ends.
   public let ending: Ending
 
-  /// Builds the program of `seed`.
-  public init(seed: UInt64) {
+  /// Builds the program of `seed`: up to `maxSenders` senders of up to `maxElements` elements
+  /// each (at most 1,000), and up to `maxReceivers` receivers.
+  public init(seed: UInt64, maxSenders: Int = 3, maxElements: Int = 40, maxReceivers: Int = 3) {
     self.seed = seed
     var random = SplitMix64(seed: seed)
     bufferType = random.pick([.none, .buffered(capacity: random.int(1...4)), .unlimited, .conflated])
-    senders = (0..<random.int(1...3)).map { _ in
-      (0..<random.int(0...40)).map { _ in random.pick(SendStyle.allCases) }
+    senders = (0..<random.int(1...maxSenders)).map { _ in
+      (0..<random.int(0...min(maxElements, 1_000))).map { _ in random.pick(SendStyle.allCases) }
     }
-    receivers = (0..<random.int(1...3)).map { _ in random.pick(ReceiveStyle.allCases) }
+    receivers = (0..<random.int(1...maxReceivers)).map { _ in random.pick(ReceiveStyle.allCases) }
     schedulers = (0..<(senders.count + receivers.count)).map { _ in
       random.int(0...(ModelSchedulers.schedulers.count - 1))
     }
