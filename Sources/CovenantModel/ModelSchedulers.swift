@@ -10,6 +10,7 @@ public final class ShufflingScheduler: CoroutineScheduler, @unchecked Sendable {
   private var pending: [() -> Void] = []
   private var generator: SplitMix64
   private var executed = 0
+  private var scheduled = 0
 
   /// A scheduler whose delays and choices derive from `seed`.
   public init(seed: UInt64) { generator = SplitMix64(seed: seed) }
@@ -17,10 +18,14 @@ public final class ShufflingScheduler: CoroutineScheduler, @unchecked Sendable {
   /// Tasks run so far (each scheduled task runs once).
   public var executedCount: Int { lock.withLock { executed } }
 
+  /// Tasks scheduled so far.
+  public var scheduledCount: Int { lock.withLock { scheduled } }
+
   /// Queues `task`; one task (a random pending one) runs per call, later, on some thread.
   public func scheduleTask(_ task: @escaping () -> Void) {
     let (delay, qos) = lock.withLock { () -> (Int, DispatchQoS.QoSClass) in
       pending.append(task)
+      scheduled += 1
       return (generator.int(0...3) == 0 ? generator.int(0...500) : 0,
               generator.pick([.utility, .default, .userInitiated]))
     }
