@@ -1,1 +1,127 @@
-print("soak")
+// CovenantSoak: runs the random model programs and the stress mix for a given time and checks
+// that nothing fails, nothing hangs, and memory stays flat.
+//
+//   swift run -c release CovenantSoak --seconds 600
+//
+// Options: --seconds N (default 60); --max-rss-growth-mib N (default 64) and
+// --max-mapping-growth N (default 64): the bound on growth from the warm-up point (after the
+// first tenth of the run, when thread pools, stack pools and allocator arenas have filled) to
+// the end. Exits 1 on any failed invariant (printing the program's seed) or a broken bound.
+import Covenant
+import CovenantModel
+import Dispatch
+import Foundation
+
+struct Options {
+  var seconds = 60.0
+  var maxRSSGrowthMiB = 64.0
+  var maxMappingGrowth = 64
+
+  init(_ arguments: [String]) {
+    var iterator = arguments.dropFirst().makeIterator()
+    while let argument = iterator.next() {
+      guard let value = iterator.next().flatMap(Double.init) else {
+        fatalError("usage: CovenantSoak [--seconds N] [--max-rss-growth-mib N] [--max-mapping-growth N]")
+      }
+      switch argument {
+      case "--seconds": seconds = value
+      case "--max-rss-growth-mib": maxRSSGrowthMiB = value
+      case "--max-mapping-growth": maxMappingGrowth = Int(value)
+      default: fatalError("unknown option \(argument)")
+      }
+    }
+  }
+}
+
+/// Resident set size in MiB (/proc/self/statm) and the number of memory mappings
+/// (/proc/self/maps lines).
+struct MemorySample: CustomStringConvertible {
+  let rssMiB: Double
+  let mappings: Int
+
+  static func now() -> MemorySample {
+    let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+    let pages = Double(statm.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0)
+    let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
+    return MemorySample(
+      rssMiB: pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576,
+      mappings: maps.split(separator: "\n").count)
+  }
+
+  var description: String { String(format: "RSS %.1f MiB, %d mappings", rssMiB, mappings) }
+}
+
+func fail(_ what: String, seed: UInt64, _ failures: [String]) -> Never {
+  print("FAILED \(what), \(SeedPlan.replayHint(seed))")
+  failures.forEach { print("  \($0)") }
+  exit(1)
+}
+
+setvbuf(stdout, nil, _IOLBF, 0)  // progress lines reach a log file as they happen
+let options = Options(CommandLine.arguments)
+DispatchQueue.promises = .global()  // no main run loop here
+let start = Date()
+let initial = MemorySample.now()
+print("soak: \(Int(options.seconds)) s; start: \(initial)")
+var baseline: MemorySample?
+var peak = initial
+var promisePrograms = 0, channelPrograms = 0, stressRuns = 0, operations = 0
+var nextReport = 30.0
+var system = SystemRandomNumberGenerator()
+while Date().timeIntervalSince(start) < options.seconds {
+  // One round: 500 promise programs, 200 channel programs, then one stress run in rotation.
+  for _ in 0..<500 {
+    let seed = system.next()
+    let report = PromiseProgramRunner.run(PromiseProgram(seed: seed))
+    if !report.failures.isEmpty { fail("promise program", seed: seed, report.failures) }
+    promisePrograms += 1
+    operations += report.operations
+  }
+  for _ in 0..<200 {
+    let seed = system.next()
+    let (done, failures) = ChannelProgramRunner.run(ChannelProgram(seed: seed))
+    if !failures.isEmpty { fail("channel program", seed: seed, failures) }
+    channelPrograms += 1
+    operations += done
+  }
+  let seed = system.next()
+  let stress: (operations: Int, failures: [String])
+  switch stressRuns % 3 {
+  case 0: stress = StressMix.promiseOperations(threads: 8, operationsPerThread: 20_000, seed: seed)
+  case 1: stress = StressMix.hoppingCoroutines(count: 10_000, seed: seed)
+  default:
+    stress = ChannelProgramRunner.run(
+      ChannelProgram(seed: seed, maxSenders: 8, maxElements: 1_000, maxReceivers: 8), timeout: 120)
+  }
+  if !stress.failures.isEmpty { fail("stress run \(stressRuns % 3)", seed: seed, stress.failures) }
+  stressRuns += 1
+  operations += stress.operations
+  let elapsed = Date().timeIntervalSince(start)
+  let sample = MemorySample.now()
+  if sample.rssMiB > peak.rssMiB { peak = MemorySample(rssMiB: sample.rssMiB, mappings: peak.mappings) }
+  if sample.mappings > peak.mappings { peak = MemorySample(rssMiB: peak.rssMiB, mappings: sample.mappings) }
+  if baseline == nil && elapsed >= options.seconds / 10 {
+    baseline = sample
+    print(String(format: "%6.0f s: warm-up point: %@", elapsed, sample.description))
+  }
+  if elapsed >= nextReport {
+    print(String(format: "%6.0f s: %d promise + %d channel programs, %d stress runs, %d operations; %@",
+                 elapsed, promisePrograms, channelPrograms, stressRuns, operations, sample.description))
+    nextReport += 30
+  }
+}
+let final = MemorySample.now()
+let warm = baseline ?? initial
+let elapsed = Date().timeIntervalSince(start)
+print(String(format: "done: %.0f s, %d promise programs, %d channel programs, %d stress runs, %d operations",
+             elapsed, promisePrograms, channelPrograms, stressRuns, operations))
+print("start: \(initial); warm-up: \(warm); end: \(final); peak: \(peak)")
+let rssGrowth = final.rssMiB - warm.rssMiB
+let mappingGrowth = final.mappings - warm.mappings
+print(String(format: "growth since warm-up: RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
+             rssGrowth, options.maxRSSGrowthMiB, mappingGrowth, options.maxMappingGrowth))
+if rssGrowth > options.maxRSSGrowthMiB || mappingGrowth > options.maxMappingGrowth {
+  print("FAILED: memory grew beyond the bound")
+  exit(1)
+}
+print("OK")
