@@ -57,7 +57,8 @@ func fail(_ what: String, seed: UInt64, _ failures: [String]) -> Never {
   exit(1)
 }
 
-setvbuf(stdout, nil, _IOLBF, 0)  // progress lines reach a log file as they happen
+nonisolated(unsafe) let standardOutput = stdout  // progress lines reach a log file as they happen
+setvbuf(standardOutput, nil, _IOLBF, 0)
 let options = Options(CommandLine.arguments)
 DispatchQueue.promises = .global()  // no main run loop here
 let start = Date()
