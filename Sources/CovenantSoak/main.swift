@@ -51,19 +51,20 @@ struct MemorySample: CustomStringConvertible {
   var description: String { String(format: "RSS %.1f MiB, %d mappings", rssMiB, mappings) }
 }
 
+/// Writes a line to standard output at once (unbuffered, so a log file shows progress).
+func log(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 func fail(_ what: String, seed: UInt64, _ failures: [String]) -> Never {
-  print("FAILED \(what), \(SeedPlan.replayHint(seed))")
-  failures.forEach { print("  \($0)") }
+  log("FAILED \(what), \(SeedPlan.replayHint(seed))")
+  failures.forEach { log("  \($0)") }
   exit(1)
 }
 
-nonisolated(unsafe) let standardOutput = stdout  // progress lines reach a log file as they happen
-setvbuf(standardOutput, nil, _IOLBF, 0)
 let options = Options(CommandLine.arguments)
 DispatchQueue.promises = .global()  // no main run loop here
 let start = Date()
 let initial = MemorySample.now()
-print("soak: \(Int(options.seconds)) s; start: \(initial)")
+log("soak: \(Int(options.seconds)) s; start: \(initial)")
 var baseline: MemorySample?
 var peak = initial
 var promisePrograms = 0, channelPrograms = 0, stressRuns = 0, operations = 0
@@ -103,10 +104,10 @@ while Date().timeIntervalSince(start) < options.seconds {
   if sample.mappings > peak.mappings { peak = MemorySample(rssMiB: peak.rssMiB, mappings: sample.mappings) }
   if baseline == nil && elapsed >= options.seconds / 10 {
     baseline = sample
-    print(String(format: "%6.0f s: warm-up point: %@", elapsed, sample.description))
+    log(String(format: "%6.0f s: warm-up point: %@", elapsed, sample.description))
   }
   if elapsed >= nextReport {
-    print(String(format: "%6.0f s: %d promise + %d channel programs, %d stress runs, %d operations; %@",
+    log(String(format: "%6.0f s: %d promise + %d channel programs, %d stress runs, %d operations; %@",
                  elapsed, promisePrograms, channelPrograms, stressRuns, operations, sample.description))
     nextReport += 30
   }
@@ -114,15 +115,15 @@ while Date().timeIntervalSince(start) < options.seconds {
 let final = MemorySample.now()
 let warm = baseline ?? initial
 let elapsed = Date().timeIntervalSince(start)
-print(String(format: "done: %.0f s, %d promise programs, %d channel programs, %d stress runs, %d operations",
+log(String(format: "done: %.0f s, %d promise programs, %d channel programs, %d stress runs, %d operations",
              elapsed, promisePrograms, channelPrograms, stressRuns, operations))
-print("start: \(initial); warm-up: \(warm); end: \(final); peak: \(peak)")
+log("start: \(initial); warm-up: \(warm); end: \(final); peak: \(peak)")
 let rssGrowth = final.rssMiB - warm.rssMiB
 let mappingGrowth = final.mappings - warm.mappings
-print(String(format: "growth since warm-up: RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
+log(String(format: "growth since warm-up: RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
              rssGrowth, options.maxRSSGrowthMiB, mappingGrowth, options.maxMappingGrowth))
 if rssGrowth > options.maxRSSGrowthMiB || mappingGrowth > options.maxMappingGrowth {
-  print("FAILED: memory grew beyond the bound")
+  log("FAILED: memory grew beyond the bound")
   exit(1)
 }
-print("OK")
+log("OK")
