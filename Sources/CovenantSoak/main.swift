@@ -3,10 +3,10 @@
 //
 //   swift run -c release CovenantSoak --seconds 600
 //
-// Options: --seconds N (default 60); --max-rss-growth-mib N (default 64) and
-// --max-mapping-growth N (default 64): the bound on growth from the warm-up point (after the
-// first tenth of the run, when thread pools, stack pools and allocator arenas have filled) to
-// the end. Exits 1 on any failed invariant (printing the program's seed) or a broken bound.
+// Options: --seconds N (default 60); --max-heap-growth-mib N (default 16), --max-rss-growth-mib
+// N (default 64) and --max-mapping-growth N (default 64): the bounds on growth from the warm-up
+// point (after the first tenth of the run, when thread pools, stack pools and allocator arenas
+// have filled) to the end. Exits 1 on any failed invariant (printing the program's seed) or a broken bound.
 import Covenant
 import CovenantModel
 import Dispatch
@@ -16,6 +16,7 @@ struct Options {
   var seconds = 60.0
   var maxRSSGrowthMiB = 64.0
   var maxMappingGrowth = 64
+  var maxHeapGrowthMiB = 16.0
 
   init(_ arguments: [String]) {
     var iterator = arguments.dropFirst().makeIterator()
@@ -27,17 +28,20 @@ struct Options {
       case "--seconds": seconds = value
       case "--max-rss-growth-mib": maxRSSGrowthMiB = value
       case "--max-mapping-growth": maxMappingGrowth = Int(value)
+      case "--max-heap-growth-mib": maxHeapGrowthMiB = value
       default: fatalError("unknown option \(argument)")
       }
     }
   }
 }
 
-/// Resident set size in MiB (/proc/self/statm) and the number of memory mappings
-/// (/proc/self/maps lines).
+/// Resident set size in MiB (/proc/self/statm), the number of memory mappings
+/// (/proc/self/maps lines), and the bytes malloc has handed out and not had back (mallinfo2's
+/// in-use total: what leaks would grow; RSS also holds allocator free lists and pooled stacks).
 struct MemorySample: CustomStringConvertible {
   let rssMiB: Double
   let mappings: Int
+  var heapMiB: Double = 0
 
   static func now() -> MemorySample {
     let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
@@ -45,14 +49,41 @@ struct MemorySample: CustomStringConvertible {
     let maps = (try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8)) ?? ""
     return MemorySample(
       rssMiB: pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576,
-      mappings: maps.split(separator: "\n").count)
+      mappings: maps.split(separator: "\n").count,
+      heapMiB: Double(mallocInUse()) / 1_048_576)
   }
 
-  var description: String { String(format: "RSS %.1f MiB, %d mappings", rssMiB, mappings) }
+  var description: String {
+    String(format: "RSS %.1f MiB, heap in use %.1f MiB, %d mappings", rssMiB, heapMiB, mappings)
+  }
 }
 
 /// Writes a line to standard output at once (unbuffered, so a log file shows progress).
 func log(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+/// Bytes glibc's malloc has handed out and not had back: memory obtained from the system minus
+/// free chunks, plus mmapped chunks, from `malloc_info` (looked up at run time: Swift's Glibc
+/// module does not import malloc.h). 0 where unavailable.
+func mallocInUse() -> Int {
+  typealias MallocInfo = @convention(c) (Int32, UnsafeMutablePointer<FILE>?) -> Int32
+  guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_info") else { return 0 }
+  var buffer: UnsafeMutablePointer<CChar>? = nil
+  var size = 0
+  guard let stream = open_memstream(&buffer, &size) else { return 0 }
+  _ = unsafeBitCast(symbol, to: MallocInfo.self)(0, stream)
+  fclose(stream)
+  defer { free(buffer) }
+  guard let buffer, let totals = String(cString: buffer).components(separatedBy: "</heap>").last
+  else { return 0 }
+  func total(_ tag: String) -> Int {
+    guard let tagRange = totals.range(of: tag),
+      let sizeRange = totals[tagRange.upperBound...].range(of: "size=\"")
+    else { return 0 }
+    return Int(totals[sizeRange.upperBound...].prefix { $0.isNumber }) ?? 0
+  }
+  return total("<system type=\"current\"") - total("<total type=\"fast\"")
+    - total("<total type=\"rest\"") + total("<total type=\"mmap\"")
+}
 
 func fail(_ what: String, seed: UInt64, _ failures: [String]) -> Never {
   log("FAILED \(what), \(SeedPlan.replayHint(seed))")
@@ -100,8 +131,9 @@ while Date().timeIntervalSince(start) < options.seconds {
   operations += stress.operations
   let elapsed = Date().timeIntervalSince(start)
   let sample = MemorySample.now()
-  if sample.rssMiB > peak.rssMiB { peak = MemorySample(rssMiB: sample.rssMiB, mappings: peak.mappings) }
-  if sample.mappings > peak.mappings { peak = MemorySample(rssMiB: peak.rssMiB, mappings: sample.mappings) }
+  peak = MemorySample(
+    rssMiB: max(peak.rssMiB, sample.rssMiB), mappings: max(peak.mappings, sample.mappings),
+    heapMiB: max(peak.heapMiB, sample.heapMiB))
   if baseline == nil && elapsed >= options.seconds / 10 {
     baseline = sample
     log(String(format: "%6.0f s: warm-up point: %@", elapsed, sample.description))
@@ -119,10 +151,14 @@ log(String(format: "done: %.0f s, %d promise programs, %d channel programs, %d s
              elapsed, promisePrograms, channelPrograms, stressRuns, operations))
 log("start: \(initial); warm-up: \(warm); end: \(final); peak: \(peak)")
 let rssGrowth = final.rssMiB - warm.rssMiB
+let heapGrowth = final.heapMiB - warm.heapMiB
 let mappingGrowth = final.mappings - warm.mappings
-log(String(format: "growth since warm-up: RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
-             rssGrowth, options.maxRSSGrowthMiB, mappingGrowth, options.maxMappingGrowth))
-if rssGrowth > options.maxRSSGrowthMiB || mappingGrowth > options.maxMappingGrowth {
+log(String(format: "growth since warm-up: heap in use %+.1f MiB (bound %.0f), RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
+             heapGrowth, options.maxHeapGrowthMiB, rssGrowth, options.maxRSSGrowthMiB,
+             mappingGrowth, options.maxMappingGrowth))
+if heapGrowth > options.maxHeapGrowthMiB || rssGrowth > options.maxRSSGrowthMiB
+  || mappingGrowth > options.maxMappingGrowth
+{
   log("FAILED: memory grew beyond the bound")
   exit(1)
 }
