@@ -9,7 +9,10 @@ import Foundation
 /// needs many hand-overs to show, so there is none.
 enum TestScale {
   /// Whether ThreadSanitizer or AddressSanitizer is loaded into this process.
-  static let runsUnderSanitizer: Bool = symbolIsLoaded("__tsan_init") || runsUnderAddressSanitizer
+  static let runsUnderSanitizer: Bool = runsUnderThreadSanitizer || runsUnderAddressSanitizer
+
+  /// Whether ThreadSanitizer is loaded into this process.
+  static let runsUnderThreadSanitizer: Bool = symbolIsLoaded("__tsan_init")
 
   /// Whether AddressSanitizer is loaded into this process.
   static let runsUnderAddressSanitizer: Bool = symbolIsLoaded("__asan_init")
