@@ -75,8 +75,10 @@ public struct PromiseProgram: Sendable, CustomStringConvertible {
   }
 
   public var description: String {
-    nodes.enumerated().map { "  #\($0.offset) \($0.element.operation) -> \($0.element.allowed)" }
-      .joined(separator: "\n")
+    nodes.enumerated().map { index, node in
+      // Sorted: a Set's order differs between equal sets, the text must not.
+      "  #\(index) \(node.operation) -> \(node.allowed.map(\.description).sorted())"
+    }.joined(separator: "\n")
   }
 
   // MARK: - Pure functions the operations apply (shared by the model and the program)

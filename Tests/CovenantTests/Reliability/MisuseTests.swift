@@ -176,10 +176,19 @@ final class MisuseTests: XCTestCase {
   // Row: `Generator` misuse that cannot throw → precondition failure: GeneratorMisuseTests
   // (re-entrant next, yield after drop, yield outside the body; exact messages).
 
-  func testChildMisuse() {
+  // Not a §11 row, the same kind of misuse: a select with nothing to wait for.
+  func testSelectWithNoCaseIsAPreconditionFailure() throws {
+    try ChildProcess.expectCrash(
+      test: "MisuseTests/testChildMisuse", variable: Self.childVariable, value: "emptySelect",
+      message: "CoChannel.select needs at least one case or a default")
+  }
+
+  func testChildMisuse() throws {
     switch ProcessInfo.processInfo.environment[Self.childVariable] {
     case "emptyRace":
       _ = race(on: .global(), [Promise<Int>]())
+    case "emptySelect":
+      let _: Int = try CoChannel.select { _ in }
     default:
       return  // only meaningful in the child process spawned above
     }
