@@ -22,6 +22,17 @@ let package = Package(
       dependencies: ["Covenant"],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
+    // Random programs checked against a reference model, shared by the tests and the soak.
+    .target(
+      name: "CovenantModel",
+      dependencies: ["Covenant"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantSoak",
+      dependencies: ["Covenant", "CovenantModel"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
     .executableTarget(
       name: "CovenantExample",
       dependencies: ["Covenant"],
@@ -29,7 +40,7 @@ let package = Package(
     ),
     .testTarget(
       name: "CovenantTests",
-      dependencies: ["Covenant", "CovenantTesting", "CCoroutineContext"],
+      dependencies: ["Covenant", "CovenantTesting", "CCoroutineContext", "CovenantModel"],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .testTarget(

@@ -54,6 +54,11 @@
 
 #if defined(COV_ASAN)
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+// LeakSanitizer scans thread stacks, not the stacks of suspended fibers: an object referenced
+// only from a suspended coroutine's or generator's frames would be reported as leaked. A stack
+// in use is therefore registered as a root region (its usable part: the guard must not be read).
+void __lsan_register_root_region(const void *p, size_t size);
+void __lsan_unregister_root_region(const void *p, size_t size);
 #endif
 
 enum {
@@ -534,7 +539,17 @@ static bool thread_cache_give(cov_stack_t *stack) {
   return true;
 }
 
+static int allocate_stack(size_t size, cov_stack_t *out);
+
 int cov_stack_allocate(size_t size, cov_stack_t *out) {
+  int error = allocate_stack(size, out);
+#if defined(COV_ASAN)
+  if (error == 0) __lsan_register_root_region(out->base, out->size);
+#endif
+  return error;
+}
+
+static int allocate_stack(size_t size, cov_stack_t *out) {
   if (!out) return EINVAL;
   size_t requested = size == 0 ? cov_stack_default_size() : normalized_size(size);
   if (requested == 0) return ENOMEM;
@@ -563,6 +578,7 @@ void cov_stack_release(cov_stack_t *stack) {
 #if defined(COV_ASAN)
   // Frames that lived here may have left poisoned redzones behind.
   __asan_unpoison_memory_region(stack->base, stack->size);
+  __lsan_unregister_root_region(stack->base, stack->size);
 #endif
   if (stack->size == cov_stack_default_size() && thread_cache_give(stack)) return;
   release_to_pool(stack);

@@ -55,26 +55,9 @@ final class GeneratorMisuseTests: XCTestCase {
   }
 
   private func expectChildCrash(scenario: String, message: String) throws {
-    #if os(Linux)
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-      process.arguments = ["CovenantTests.GeneratorMisuseTests/testChildMisuse"]
-      var environment = ProcessInfo.processInfo.environment
-      environment[Self.childVariable] = scenario
-      environment["SWIFT_BACKTRACE"] = "enable=no"
-      process.environment = environment
-      let stderr = Pipe()
-      process.standardError = stderr
-      process.standardOutput = FileHandle.nullDevice
-      try process.run()
-      let output = String(
-        decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      process.waitUntilExit()
-      XCTAssertEqual(process.terminationReason, .uncaughtSignal, output)
-      XCTAssertTrue(output.contains(message), output)
-    #else
-      throw XCTSkip("child-process misuse tests run on Linux")
-    #endif
+    try ChildProcess.expectCrash(
+      test: "GeneratorMisuseTests/testChildMisuse", variable: Self.childVariable, value: scenario,
+      message: message)
   }
 }
 

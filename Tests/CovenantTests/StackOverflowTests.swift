@@ -8,35 +8,18 @@ final class StackOverflowTests: XCTestCase {
   private static let childVariable = "COVENANT_STACK_OVERFLOW_CHILD"
 
   func testOverflowInCoroutineDiesWithDiagnostic() throws {
-    #if os(Linux)
-      let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-      let process = Process()
-      process.executableURL = executable
-      process.arguments = ["CovenantTests.StackOverflowTests/testChildOverflows"]
-      var environment = ProcessInfo.processInfo.environment
-      environment[Self.childVariable] = "1"
-      environment["SWIFT_BACKTRACE"] = "enable=no"
-      process.environment = environment
-      let stderr = Pipe()
-      process.standardError = stderr
-      process.standardOutput = FileHandle.nullDevice
-      try process.run()
-      let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-      process.waitUntilExit()
-      if TestScale.runsUnderSanitizer {
-        // ASan/TSan handle the re-raised fault themselves and exit with a status instead.
-        XCTAssertNotEqual(process.terminationStatus, 0, output)
-      } else {
-        XCTAssertEqual(process.terminationReason, .uncaughtSignal, output)
-        XCTAssertTrue(
-          [SIGSEGV, SIGBUS].contains(process.terminationStatus),
-          "status \(process.terminationStatus)")
-      }
-      XCTAssertTrue(
-        output.contains("Covenant: coroutine stack overflow (stack size 65536 bytes)"), output)
-    #else
-      throw XCTSkip("child-process overflow test runs on Linux")
-    #endif
+    let child = try ChildProcess.run(
+      test: "StackOverflowTests/testChildOverflows", variable: Self.childVariable, value: "1")
+    if TestScale.runsUnderSanitizer {
+      // ASan/TSan handle the re-raised fault themselves and exit with a status instead.
+      XCTAssertNotEqual(child.status, 0, child.stderr)
+    } else {
+      XCTAssertEqual(child.reason, .uncaughtSignal, child.stderr)
+      XCTAssertTrue([SIGSEGV, SIGBUS].contains(child.status), "status \(child.status)")
+    }
+    XCTAssertTrue(
+      child.stderr.contains("Covenant: coroutine stack overflow (stack size 65536 bytes)"),
+      child.stderr)
   }
 
   func testChildOverflows() throws {

@@ -62,9 +62,10 @@ struct ChannelSelect<Output> {
   }
 
   func run(default defaultBody: (() throws -> Output)?) throws -> Output {
-    precondition(
-      !cases.isEmpty || defaultBody != nil,
-      "CoChannel.select needs at least one case or a default")
+    // fatalError, not precondition: an optimized build drops a precondition's message.
+    if cases.isEmpty && defaultBody == nil {
+      fatalError("CoChannel.select needs at least one case or a default")
+    }
     // First try: nothing is queued and the coroutine (if any) is not waitable, so a ready case
     // can be performed without claiming anything of ours.
     var winner: (any SelectCase<Output>)?

@@ -25,8 +25,10 @@ public func race<Value>(
   on queue: DispatchQueue = .promises,
   _ promises: [Promise<Value>]
 ) -> Promise<Value> {
-  precondition(
-    !promises.isEmpty, "race(_:) needs at least one promise: a race of none can never be won")
+  // fatalError, not precondition: an optimized build drops a precondition's message.
+  if promises.isEmpty {
+    fatalError("race(_:) needs at least one promise: a race of none can never be won")
+  }
   let winner = Promise<Value>()
   for promise in promises {
     promise.observe(on: queue) { outcome in winner.resolve(outcome) }
