@@ -35,8 +35,7 @@ fi
 
 if [ "${NIO_TSAN:-0}" = 1 ]; then
   step "ThreadSanitizer tests"
-  # The suppressions file covers only Covenant's own annotated Mutex frame (see it).
-  TSAN_OPTIONS="suppressions=$PWD/../../.ci/tsan.supp" swift test --sanitize=thread --scratch-path .build-tsan
+  swift test --sanitize=thread --scratch-path .build-tsan
 fi
 
 if [ "${NIO_RELEASE:-1}" = 1 ]; then
