@@ -201,29 +201,30 @@ struct ResolutionCell: ~Copyable {
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
   }
 
-  // The payload crosses between typed values and the atomic words only through raw memory
-  // (a temporary allocation on the stack): a typed local variable written through a pointer of
-  // another type would be undefined behaviour that the optimizer is free to exploit.
+  // The payload crosses between typed values and the atomic words through a scratch tuple on
+  // the stack that is only ever touched through raw pointers (typed initialization, raw word
+  // loads and stores), never read as a typed variable after another type was written into it:
+  // that would be undefined behaviour the optimizer may exploit. Not
+  // `withUnsafeTemporaryAllocation`: in unspecialized code its result plumbing asks the runtime
+  // for generic metadata on every call.
 
   @inlinable func storeValue<Value>(_ value: Value) {
     if !Self.storesInline(Value.self) || !_isPOD(Value.self) {
       payloadNeedsDestroy.store(true, ordering: .relaxed)
     }
     if Self.storesInline(Value.self) {
-      withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      withUnsafeMutableBytes(of: &scratch) { buffer in
         let raw = buffer.baseAddress!
-        raw.initializeMemory(as: UInt.self, repeating: 0, count: 3)
         raw.initializeMemory(as: Value.self, to: value)  // owned by the words from here on
-        storeWords(raw)
+        storeWords(from: raw)
       }
     } else {
       word0.store(UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque()), ordering: .relaxed)
-      word1.store(0, ordering: .relaxed)
-      word2.store(0, ordering: .relaxed)
     }
   }
 
-  @inlinable func storeWords(_ raw: UnsafeMutableRawPointer) {
+  @inlinable func storeWords(from raw: UnsafeMutableRawPointer) {
     word0.store(raw.load(as: UInt.self), ordering: .relaxed)
     word1.store(raw.load(fromByteOffset: 8, as: UInt.self), ordering: .relaxed)
     word2.store(raw.load(fromByteOffset: 16, as: UInt.self), ordering: .relaxed)
@@ -238,7 +239,8 @@ struct ResolutionCell: ~Copyable {
   /// The value of a fulfilled cell (read after an acquiring `status` load): a copy.
   @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
     if Self.storesInline(Value.self) {
-      return withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      return withUnsafeMutableBytes(of: &scratch) { buffer in
         let raw = buffer.baseAddress!
         loadWords(into: raw)
         return raw.load(as: Value.self)
@@ -251,7 +253,8 @@ struct ResolutionCell: ~Copyable {
 
   @inlinable func storeError(_ error: any Error) {
     payloadNeedsDestroy.store(true, ordering: .relaxed)
-    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
+    var scratch: UInt = 0
+    withUnsafeMutableBytes(of: &scratch) { buffer in
       let raw = buffer.baseAddress!
       raw.initializeMemory(as: (any Error).self, to: error)  // owned by the word from here on
       word0.store(raw.load(as: UInt.self), ordering: .relaxed)
@@ -260,7 +263,8 @@ struct ResolutionCell: ~Copyable {
 
   /// The error of a rejected cell (read after an acquiring `status` load): a copy.
   @inlinable func loadError() -> any Error {
-    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
+    var scratch: UInt = 0
+    return withUnsafeMutableBytes(of: &scratch) { buffer in
       let raw = buffer.baseAddress!
       raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
       return raw.load(as: (any Error).self)
@@ -270,7 +274,8 @@ struct ResolutionCell: ~Copyable {
   @inlinable func destroyValue<Value>(as type: Value.Type) {
     if Self.storesInline(Value.self) {
       guard !_isPOD(Value.self) else { return }
-      withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      withUnsafeMutableBytes(of: &scratch) { buffer in
         let raw = buffer.baseAddress!
         loadWords(into: raw)
         raw.bindMemory(to: Value.self, capacity: 1).deinitialize(count: 1)
@@ -282,7 +287,8 @@ struct ResolutionCell: ~Copyable {
   }
 
   @inlinable func destroyError() {
-    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
+    var scratch: UInt = 0
+    withUnsafeMutableBytes(of: &scratch) { buffer in
       let raw = buffer.baseAddress!
       raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
       raw.bindMemory(to: (any Error).self, capacity: 1).deinitialize(count: 1)
