@@ -1,3 +1,4 @@
+import CCoroutineContext
 import Synchronization
 
 /// The one state/observer core behind both `Promise` and `CoFuture`.
@@ -202,11 +203,13 @@ struct ResolutionCell: ~Copyable {
   }
 
   // The payload crosses between typed values and the atomic words through a scratch tuple on
-  // the stack that is only ever touched through raw pointers (typed initialization, raw word
-  // loads and stores), never read as a typed variable after another type was written into it:
-  // that would be undefined behaviour the optimizer may exploit. Not
-  // `withUnsafeTemporaryAllocation`: in unspecialized code its result plumbing asks the runtime
-  // for generic metadata on every call.
+  // the stack, touched only through a pointer laundered by the out-of-line `cov_opaque_pointer`
+  // (typed initialization, raw word loads and stores). Without the laundering the optimizer
+  // knows the pointer is the `(UInt, UInt, UInt)` variable, and may forward that variable's
+  // initial zeros past the typed store into the raw loads: a release-mode miscompile we hit
+  // (`Promise(MyError.failed).error` crashed). Not `withUnsafeTemporaryAllocation`, which is
+  // correct but, in unspecialized code, asks the runtime for `Result` metadata on every call
+  // (about 600 instructions per chained `then`).
 
   @inlinable func storeValue<Value>(_ value: Value) {
     if !Self.storesInline(Value.self) || !_isPOD(Value.self) {
@@ -215,7 +218,7 @@ struct ResolutionCell: ~Copyable {
     if Self.storesInline(Value.self) {
       var scratch: (UInt, UInt, UInt) = (0, 0, 0)
       withUnsafeMutableBytes(of: &scratch) { buffer in
-        let raw = buffer.baseAddress!
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
         raw.initializeMemory(as: Value.self, to: value)  // owned by the words from here on
         storeWords(from: raw)
       }
@@ -241,7 +244,7 @@ struct ResolutionCell: ~Copyable {
     if Self.storesInline(Value.self) {
       var scratch: (UInt, UInt, UInt) = (0, 0, 0)
       return withUnsafeMutableBytes(of: &scratch) { buffer in
-        let raw = buffer.baseAddress!
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
         loadWords(into: raw)
         return raw.load(as: Value.self)
       }
@@ -255,7 +258,7 @@ struct ResolutionCell: ~Copyable {
     payloadNeedsDestroy.store(true, ordering: .relaxed)
     var scratch: UInt = 0
     withUnsafeMutableBytes(of: &scratch) { buffer in
-      let raw = buffer.baseAddress!
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
       raw.initializeMemory(as: (any Error).self, to: error)  // owned by the word from here on
       word0.store(raw.load(as: UInt.self), ordering: .relaxed)
     }
@@ -265,7 +268,7 @@ struct ResolutionCell: ~Copyable {
   @inlinable func loadError() -> any Error {
     var scratch: UInt = 0
     return withUnsafeMutableBytes(of: &scratch) { buffer in
-      let raw = buffer.baseAddress!
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
       raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
       return raw.load(as: (any Error).self)
     }
@@ -276,7 +279,7 @@ struct ResolutionCell: ~Copyable {
       guard !_isPOD(Value.self) else { return }
       var scratch: (UInt, UInt, UInt) = (0, 0, 0)
       withUnsafeMutableBytes(of: &scratch) { buffer in
-        let raw = buffer.baseAddress!
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
         loadWords(into: raw)
         raw.bindMemory(to: Value.self, capacity: 1).deinitialize(count: 1)
       }
@@ -289,7 +292,7 @@ struct ResolutionCell: ~Copyable {
   @inlinable func destroyError() {
     var scratch: UInt = 0
     withUnsafeMutableBytes(of: &scratch) { buffer in
-      let raw = buffer.baseAddress!
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
       raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
       raw.bindMemory(to: (any Error).self, capacity: 1).deinitialize(count: 1)
     }
