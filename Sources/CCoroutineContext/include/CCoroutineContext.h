@@ -184,6 +184,13 @@ static inline void cov_sync_release(const void *address) {
   if (__builtin_expect(cov_sync_annotations_enabled, 0)) cov_sync_release_slow(address);
 }
 
+// MARK: - Opaque pointers (opaque_pointer.c)
+
+/// Returns `pointer`, out of line: memory reached through the result cannot be reasoned about by
+/// the caller's optimizer (no forwarding of what it believes a local variable holds). Used where
+/// Swift code moves a value's bytes through a scratch variable with raw-pointer accesses only.
+void *cov_opaque_pointer(void *pointer);
+
 // MARK: - Direct dispatch (dispatch_direct.c)
 
 /// `dispatch_async_f(queue, context, work)`: runs `work(context)` on the libdispatch queue

@@ -1,3 +1,4 @@
+import CCoroutineContext
 import Synchronization
 
 /// The one state/observer core behind both `Promise` and `CoFuture`.
@@ -201,29 +202,32 @@ struct ResolutionCell: ~Copyable {
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
   }
 
-  // The payload crosses between typed values and the atomic words only through raw memory
-  // (a temporary allocation on the stack): a typed local variable written through a pointer of
-  // another type would be undefined behaviour that the optimizer is free to exploit.
+  // The payload crosses between typed values and the atomic words through a scratch tuple on
+  // the stack, touched only through a pointer laundered by the out-of-line `cov_opaque_pointer`
+  // (typed initialization, raw word loads and stores). Without the laundering the optimizer
+  // knows the pointer is the `(UInt, UInt, UInt)` variable, and may forward that variable's
+  // initial zeros past the typed store into the raw loads: a release-mode miscompile we hit
+  // (`Promise(MyError.failed).error` crashed). Not `withUnsafeTemporaryAllocation`, which is
+  // correct but, in unspecialized code, asks the runtime for `Result` metadata on every call
+  // (about 600 instructions per chained `then`).
 
   @inlinable func storeValue<Value>(_ value: Value) {
     if !Self.storesInline(Value.self) || !_isPOD(Value.self) {
       payloadNeedsDestroy.store(true, ordering: .relaxed)
     }
     if Self.storesInline(Value.self) {
-      withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
-        let raw = buffer.baseAddress!
-        raw.initializeMemory(as: UInt.self, repeating: 0, count: 3)
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      withUnsafeMutableBytes(of: &scratch) { buffer in
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
         raw.initializeMemory(as: Value.self, to: value)  // owned by the words from here on
-        storeWords(raw)
+        storeWords(from: raw)
       }
     } else {
       word0.store(UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque()), ordering: .relaxed)
-      word1.store(0, ordering: .relaxed)
-      word2.store(0, ordering: .relaxed)
     }
   }
 
-  @inlinable func storeWords(_ raw: UnsafeMutableRawPointer) {
+  @inlinable func storeWords(from raw: UnsafeMutableRawPointer) {
     word0.store(raw.load(as: UInt.self), ordering: .relaxed)
     word1.store(raw.load(fromByteOffset: 8, as: UInt.self), ordering: .relaxed)
     word2.store(raw.load(fromByteOffset: 16, as: UInt.self), ordering: .relaxed)
@@ -238,8 +242,9 @@ struct ResolutionCell: ~Copyable {
   /// The value of a fulfilled cell (read after an acquiring `status` load): a copy.
   @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
     if Self.storesInline(Value.self) {
-      return withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
-        let raw = buffer.baseAddress!
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      return withUnsafeMutableBytes(of: &scratch) { buffer in
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
         loadWords(into: raw)
         return raw.load(as: Value.self)
       }
@@ -251,8 +256,9 @@ struct ResolutionCell: ~Copyable {
 
   @inlinable func storeError(_ error: any Error) {
     payloadNeedsDestroy.store(true, ordering: .relaxed)
-    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
-      let raw = buffer.baseAddress!
+    var scratch: UInt = 0
+    withUnsafeMutableBytes(of: &scratch) { buffer in
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
       raw.initializeMemory(as: (any Error).self, to: error)  // owned by the word from here on
       word0.store(raw.load(as: UInt.self), ordering: .relaxed)
     }
@@ -260,8 +266,9 @@ struct ResolutionCell: ~Copyable {
 
   /// The error of a rejected cell (read after an acquiring `status` load): a copy.
   @inlinable func loadError() -> any Error {
-    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
-      let raw = buffer.baseAddress!
+    var scratch: UInt = 0
+    return withUnsafeMutableBytes(of: &scratch) { buffer in
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
       raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
       return raw.load(as: (any Error).self)
     }
@@ -270,8 +277,9 @@ struct ResolutionCell: ~Copyable {
   @inlinable func destroyValue<Value>(as type: Value.Type) {
     if Self.storesInline(Value.self) {
       guard !_isPOD(Value.self) else { return }
-      withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { buffer in
-        let raw = buffer.baseAddress!
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      withUnsafeMutableBytes(of: &scratch) { buffer in
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
         loadWords(into: raw)
         raw.bindMemory(to: Value.self, capacity: 1).deinitialize(count: 1)
       }
@@ -282,8 +290,9 @@ struct ResolutionCell: ~Copyable {
   }
 
   @inlinable func destroyError() {
-    withUnsafeTemporaryAllocation(byteCount: 8, alignment: 8) { buffer in
-      let raw = buffer.baseAddress!
+    var scratch: UInt = 0
+    withUnsafeMutableBytes(of: &scratch) { buffer in
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
       raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
       raw.bindMemory(to: (any Error).self, capacity: 1).deinitialize(count: 1)
     }
