@@ -16,14 +16,7 @@ extension CoFuture {
   ///   `CoroutineError.canceled` when the coroutine is cancelled while waiting.
   @inlinable
   public func await() throws -> Value {
-    switch cell.currentStatus {
-    case CellStatus.fulfilled: return cell.loadValue(as: Value.self)
-    case CellStatus.rejected: throw cell.loadError()
-    default:
-      // The coroutine's own reusable registration goes into the cell: no closure, no node.
-      try CoroutineHandle.current().awaitResolution(of: cell)
-      return try cell.resolvedResult(as: Value.self).get()
-    }
+    try cell.awaitValue(as: Value.self)
   }
 
   /// Like `await()`, but gives up after `timeout`, throwing `CoFutureError.timeout`. The future

@@ -12,13 +12,7 @@ extension Promise {
   /// - Throws: the rejection error; `CoroutineError.calledOutsideCoroutine` outside a
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @inlinable public func await() throws -> Value {
-    switch cell.currentStatus {
-    case CellStatus.fulfilled: return cell.loadValue(as: Value.self)
-    case CellStatus.rejected: throw cell.loadError()
-    default:
-      try CoroutineHandle.current().awaitResolution(of: cell)
-      return try cell.resolvedResult(as: Value.self).get()
-    }
+    try cell.awaitValue(as: Value.self)
   }
 
   /// Like `await()`, but throws `CoFutureError.timeout` if the promise has not resolved within
