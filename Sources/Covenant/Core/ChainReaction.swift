@@ -71,6 +71,11 @@ final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
   @usableFromInline let derived: Promise<Derived>
   @usableFromInline let map: ((Source) throws -> Derived)?
   @usableFromInline let passThrough: ((Source) throws -> Void)?
+  /// `performStep`, compiled where `then` was called: there the types are known, so loading the
+  /// value and resolving `derived` are specialized (in this module's unspecialized `runStep`
+  /// they would cost a few hundred instructions of value-witness calls per step). A closure
+  /// that captures nothing: no allocation (unless the caller is itself unspecialized).
+  @usableFromInline let specializedStep: (QueuedReaction, UnsafePointer<ResolutionCell>) -> Void
 
   @inlinable init(
     queue: DispatchQueue, derived: Promise<Derived>, map: ((Source) throws -> Derived)? = nil,
@@ -79,10 +84,15 @@ final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
     self.derived = derived
     self.map = map
     self.passThrough = passThrough
+    specializedStep = { reaction, cell in
+      unsafeDowncast(reaction, to: ThenReaction<Source, Derived>.self).performStep(cell)
+    }
     super.init(queue: queue)
   }
 
-  override func runStep(_ cell: UnsafePointer<ResolutionCell>) {
+  override func runStep(_ cell: UnsafePointer<ResolutionCell>) { specializedStep(self, cell) }
+
+  @inlinable final func performStep(_ cell: UnsafePointer<ResolutionCell>) {
     guard cell.pointee.currentStatus == CellStatus.fulfilled else {
       derived.reject(cell.pointee.loadError())
       return

@@ -32,6 +32,19 @@ enum DirectDispatch {
     #endif
   }
 
+  /// The `dispatch_queue_t` of `queue` when the direct path is usable, for callers that keep
+  /// it beside the queue (see `async(_:onRawQueue:)`).
+  static func rawQueueIfAvailable(_ queue: DispatchQueue) -> UnsafeMutableRawPointer? {
+    isAvailable ? rawQueue(queue) : nil
+  }
+
+  /// `async(_:on:)` with a `dispatch_queue_t` from `rawQueueIfAvailable`, whose `DispatchQueue`
+  /// the caller keeps alive.
+  @inline(__always)
+  static func async(_ reaction: Reaction, onRawQueue queue: UnsafeMutableRawPointer) {
+    cov_dispatch_async_f(queue, Unmanaged.passRetained(reaction).toOpaque(), runReactionTask)
+  }
+
   /// Runs `reaction` as a task of `queue` (through the hand-off slot mechanism of
   /// `SchedulerTurn` once it runs).
   static func async(_ reaction: Reaction, on queue: DispatchQueue) {

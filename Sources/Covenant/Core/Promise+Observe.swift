@@ -61,7 +61,7 @@ extension Promise {
 
   /// Fulfils with what a `then` block returned, or rejects when it returned an error (see
   /// `returnedError`).
-  @usableFromInline func fulfillReturned(_ value: Value) {
+  @inlinable func fulfillReturned(_ value: Value) {
     if let error = returnedError(value) { reject(error) } else { fulfill(value) }
   }
 

@@ -38,6 +38,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// The scheduler when it is a `DispatchQueue`, the common case: kept as the queue itself (no
   /// existential to box, copy and destroy per coroutine), dispatched to directly.
   private var dispatchQueue: DispatchQueue?
+  /// `dispatchQueue`'s `dispatch_queue_t` when `DirectDispatch` is usable: a plain pointer, so
+  /// scheduling a slice copies no reference (the queue is kept alive by `dispatchQueue`).
+  private var rawDispatchQueue: UnsafeMutableRawPointer?
 
   /// The scheduler the coroutine runs on now.
   var scheduler: any CoroutineScheduler { dispatchQueue ?? otherScheduler! }
@@ -80,6 +83,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
   ) {
     (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
+    rawDispatchQueue = dispatchQueue.flatMap(DirectDispatch.rawQueueIfAvailable)
     otherScheduler = dispatchQueue == nil ? scheduler : nil
     self.stackSize = max(0, stackSize)
     self.onStartFailure = onStartFailure
@@ -92,6 +96,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @usableFromInline
   init(queue: DispatchQueue, stackSize: Int, body: @escaping () throws -> Void) {
     dispatchQueue = queue
+    rawDispatchQueue = DirectDispatch.rawQueueIfAvailable(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
     self.stackSize = max(0, stackSize)
     onStartFailure = nil
@@ -135,7 +140,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
   /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
   func scheduleTask() {
-    if let dispatchQueue {
+    if let rawDispatchQueue {
+      DirectDispatch.async(self, onRawQueue: rawDispatchQueue)
+    } else if let dispatchQueue {
       DirectDispatch.async(self, on: dispatchQueue)
     } else {
       otherScheduler!.scheduleTask { [self] in SchedulerTurn.run(self) }
@@ -181,8 +188,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// The body, run on the coroutine's own stack by `coroutineEntry`.
   fileprivate func runBody() {
-    let body = self.body
-    self.body = nil
+    let body = self.body.take()  // moved out: no copy of the closure's context
     do { try body?() } catch {
       // A coroutine's error ends it; futures started with `coroutineFuture` capture it.
     }
@@ -249,16 +255,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// closure or waker value in between.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
-    let reaction: AwaitReaction
-    if let existing = awaitReaction {
-      reaction = existing
-    } else {
-      reaction = AwaitReaction(self)
-      awaitReaction = reaction
-    }
+    if awaitReaction == nil { awaitReaction = AwaitReaction(self) }
+    // Unretained: `awaitReaction` keeps it alive until this await drops it (below).
+    let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
     let generation = try beginWait()
-    reaction.generation.store(generation, ordering: .relaxed)
-    if !cell.register(reaction), wait.claim(generation) {
+    let registered = reaction._withUnsafeGuaranteedRef { reaction in
+      reaction.generation.store(generation, ordering: .relaxed)
+      return cell.register(reaction)
+    }
+    if !registered, wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
     }
     do {
@@ -266,7 +271,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     } catch {
       // Cancelled first: the reaction may still be in the chain. If a resolution has already
       // taken the chain, its notifier may still read the reaction's link: never reuse it.
-      if !cell.unregister(reaction) { awaitReaction = nil }
+      if !reaction._withUnsafeGuaranteedRef({ cell.unregister($0) }) { awaitReaction = nil }
       throw error
     }
   }
@@ -274,6 +279,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
     (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
+    rawDispatchQueue = dispatchQueue.flatMap(DirectDispatch.rawQueueIfAvailable)
     otherScheduler = dispatchQueue == nil ? scheduler : nil
     exit = .reschedule
     cov_fiber_suspend()

@@ -1,3 +1,4 @@
+import CCoroutineContext
 import Dispatch
 
 /// The current coroutine, as seen by the `@inlinable` (client-specialized) code of futures and
@@ -19,12 +20,26 @@ struct CoroutineHandle {
     try context.suspend { waker in register(CoroutineResumer(waker: waker)) }
   }
 
-  /// Suspends until `cell` is resolved, registering the coroutine's reusable `AwaitReaction`
-  /// in the cell itself (one lock round trip to register, none on the fast path).
-  /// - Throws: `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
+  /// Suspends the current coroutine until `cell` is resolved, registering the coroutine's
+  /// reusable `AwaitReaction` in the cell itself (one lock round trip to register, none on the
+  /// fast path).
+  ///
+  /// The coroutine is used unretained: its own first frame keeps it alive while its body runs.
+  /// - Throws: `CoroutineError.calledOutsideCoroutine` outside a coroutine;
+  ///   `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @usableFromInline
-  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
-    try context.awaitResolution(of: cell)
+  static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
+    guard let raw = cov_tls_load(ThreadSlot.coroutine) else { throw .calledOutsideCoroutine }
+    let outcome = Unmanaged<CoroutineContext>.fromOpaque(raw)._withUnsafeGuaranteedRef {
+      coroutine -> CoroutineError? in
+      do throws(CoroutineError) {
+        try coroutine.awaitResolution(of: cell)
+        return nil
+      } catch {
+        return error
+      }
+    }
+    if let outcome { throw outcome }
   }
 
   /// `suspend` that gives up after `timeout`, throwing `CoFutureError.timeout`.

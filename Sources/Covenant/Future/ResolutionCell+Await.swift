@@ -10,7 +10,7 @@ extension ResolutionCell {
     case CellStatus.fulfilled: return loadValue(as: type)
     case CellStatus.rejected: throw loadError()
     default:
-      try CoroutineHandle.current().awaitResolution(of: self)
+      try CoroutineHandle.awaitCurrent(resolutionOf: self)
       return try resolvedResult(as: type).get()
     }
   }
