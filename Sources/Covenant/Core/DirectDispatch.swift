@@ -32,14 +32,8 @@ enum DirectDispatch {
     #endif
   }
 
-  /// The `dispatch_queue_t` of `queue` when the direct path is usable, for callers that keep
-  /// it beside the queue (see `async(_:onRawQueue:)`).
-  static func rawQueueIfAvailable(_ queue: DispatchQueue) -> UnsafeMutableRawPointer? {
-    isAvailable ? rawQueue(queue) : nil
-  }
-
-  /// `async(_:on:)` with a `dispatch_queue_t` from `rawQueueIfAvailable`, whose `DispatchQueue`
-  /// the caller keeps alive.
+  /// `async(_:on:)` with the `dispatch_queue_t` of a `DirectDispatchTarget`, whose queue the
+  /// caller keeps alive.
   @inline(__always)
   static func async(_ reaction: Reaction, onRawQueue queue: UnsafeMutableRawPointer) {
     cov_dispatch_async_f(queue, Unmanaged.passRetained(reaction).toOpaque(), runReactionTask)
@@ -49,12 +43,23 @@ enum DirectDispatch {
   /// `SchedulerTurn` once it runs).
   static func async(_ reaction: Reaction, on queue: DispatchQueue) {
     if isAvailable {
-      cov_dispatch_async_f(
-        rawQueue(queue), Unmanaged.passRetained(reaction).toOpaque(), runReactionTask)
+      async(reaction, onRawQueue: rawQueue(queue))
     } else {
       let reaction = UncheckedSendable(reaction)
       queue.async { SchedulerTurn.run(reaction.value) }
     }
+  }
+}
+
+/// A `DispatchQueue` and its `dispatch_queue_t`, read once (nil when `DirectDispatch` is not
+/// usable): what a coroutine keeps to dispatch each of its slices without copying a reference.
+struct DirectDispatchTarget {
+  let queue: DispatchQueue
+  let rawQueue: UnsafeMutableRawPointer?
+
+  init(_ queue: DispatchQueue) {
+    self.queue = queue
+    rawQueue = DirectDispatch.isAvailable ? DirectDispatch.rawQueue(queue) : nil
   }
 }
 

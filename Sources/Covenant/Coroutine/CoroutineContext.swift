@@ -32,18 +32,16 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
-  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `dispatchQueue`).
+  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `dispatchTarget`).
   private var otherScheduler: (any CoroutineScheduler)?
   private(set) var currentSchedulerIdentity: ObjectIdentifier?
   /// The scheduler when it is a `DispatchQueue`, the common case: kept as the queue itself (no
-  /// existential to box, copy and destroy per coroutine), dispatched to directly.
-  private var dispatchQueue: DispatchQueue?
-  /// `dispatchQueue`'s `dispatch_queue_t` when `DirectDispatch` is usable: a plain pointer, so
-  /// scheduling a slice copies no reference (the queue is kept alive by `dispatchQueue`).
-  private var rawDispatchQueue: UnsafeMutableRawPointer?
+  /// existential to box, copy and destroy per coroutine) with its `dispatch_queue_t`, so that
+  /// dispatching a slice copies no reference.
+  private var dispatchTarget: DirectDispatchTarget?
 
   /// The scheduler the coroutine runs on now.
-  var scheduler: any CoroutineScheduler { dispatchQueue ?? otherScheduler! }
+  var scheduler: any CoroutineScheduler { dispatchTarget?.queue ?? otherScheduler! }
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
@@ -82,9 +80,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     scheduler: any CoroutineScheduler, stackSize: Int = 0,
     onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
   ) {
-    (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
-    rawDispatchQueue = dispatchQueue.flatMap(DirectDispatch.rawQueueIfAvailable)
-    otherScheduler = dispatchQueue == nil ? scheduler : nil
+    let (identity, queue) = classifyScheduler(scheduler)
+    currentSchedulerIdentity = identity
+    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    otherScheduler = queue == nil ? scheduler : nil
     self.stackSize = max(0, stackSize)
     self.onStartFailure = onStartFailure
     self.body = body
@@ -95,8 +94,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// an existential).
   @usableFromInline
   init(queue: DispatchQueue, stackSize: Int, body: @escaping () throws -> Void) {
-    dispatchQueue = queue
-    rawDispatchQueue = DirectDispatch.rawQueueIfAvailable(queue)
+    dispatchTarget = DirectDispatchTarget(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
     self.stackSize = max(0, stackSize)
     onStartFailure = nil
@@ -111,9 +109,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   /// The coroutine whose body is running on this thread.
-  static var current: CoroutineContext? {
-    guard let raw = cov_tls_load(ThreadSlot.coroutine) else { return nil }
-    return Unmanaged<CoroutineContext>.fromOpaque(raw).takeUnretainedValue()
+  static var current: CoroutineContext? { currentUnmanaged?.takeUnretainedValue() }
+
+  /// `current`, unretained: code running inside the body may use it without reference
+  /// counting, as the coroutine's own first frame keeps it alive.
+  static var currentUnmanaged: Unmanaged<CoroutineContext>? {
+    cov_tls_load(ThreadSlot.coroutine).map { Unmanaged.fromOpaque($0) }
   }
 
   /// The current coroutine, or `calledOutsideCoroutine`.
@@ -140,10 +141,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
   /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
   func scheduleTask() {
-    if let rawDispatchQueue {
-      DirectDispatch.async(self, onRawQueue: rawDispatchQueue)
-    } else if let dispatchQueue {
-      DirectDispatch.async(self, on: dispatchQueue)
+    if let rawQueue = dispatchTarget?.rawQueue {  // a trivial field: no retain of the queue
+      DirectDispatch.async(self, onRawQueue: rawQueue)
+    } else if let queue = dispatchTarget?.queue {
+      DirectDispatch.async(self, on: queue)
     } else {
       otherScheduler!.scheduleTask { [self] in SchedulerTurn.run(self) }
     }
@@ -278,9 +279,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
-    (currentSchedulerIdentity, dispatchQueue) = classifyScheduler(scheduler)
-    rawDispatchQueue = dispatchQueue.flatMap(DirectDispatch.rawQueueIfAvailable)
-    otherScheduler = dispatchQueue == nil ? scheduler : nil
+    let (identity, queue) = classifyScheduler(scheduler)
+    currentSchedulerIdentity = identity
+    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    otherScheduler = queue == nil ? scheduler : nil
     exit = .reschedule
     cov_fiber_suspend()
   }

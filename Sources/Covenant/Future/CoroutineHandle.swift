@@ -1,4 +1,3 @@
-import CCoroutineContext
 import Dispatch
 
 /// The current coroutine, as seen by the `@inlinable` (client-specialized) code of futures and
@@ -29,17 +28,10 @@ struct CoroutineHandle {
   ///   `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @usableFromInline
   static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
-    guard let raw = cov_tls_load(ThreadSlot.coroutine) else { throw .calledOutsideCoroutine }
-    let outcome = Unmanaged<CoroutineContext>.fromOpaque(raw)._withUnsafeGuaranteedRef {
-      coroutine -> CoroutineError? in
-      do throws(CoroutineError) {
-        try coroutine.awaitResolution(of: cell)
-        return nil
-      } catch {
-        return error
-      }
-    }
-    if let outcome { throw outcome }
+    guard let coroutine = CoroutineContext.currentUnmanaged else { throw .calledOutsideCoroutine }
+    try coroutine._withUnsafeGuaranteedRef { coroutine in
+      Result { () throws(CoroutineError) in try coroutine.awaitResolution(of: cell) }
+    }.get()
   }
 
   /// `suspend` that gives up after `timeout`, throwing `CoFutureError.timeout`.
