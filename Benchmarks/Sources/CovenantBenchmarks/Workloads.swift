@@ -158,6 +158,11 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       baseline: { n in runBlocking { _ = await continuationPingPong(rounds: max(1, n / 2)) } },
       baselineName: "CheckedContinuation"),
     Workload(
+      id: "T1",
+      covenant: { _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial, timeout: .seconds(30)) },
+      baseline: { _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial) },
+      baselineName: "C2 without timeout"),
+    Workload(
       id: "C3", covenant: { _ = channelPingPong(rounds: max(1, $0 / 2), on: serial) },
       baseline: { n in runBlocking { _ = await asyncStreamPingPong(rounds: max(1, n / 2)) } },
       baselineName: "AsyncStream"),

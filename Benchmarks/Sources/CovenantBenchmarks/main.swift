@@ -13,7 +13,7 @@ import NIOPosix
 
 let allIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "M1"]
 /// Ids with noise-free counts (allocations, instructions); A1 = await of a resolved future.
-let countedIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "A1"]
+let countedIDs = ["P1", "P2", "P3", "C1", "C2", "C3", "C4", "A1", "T1"]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 

@@ -70,10 +70,12 @@ public struct Coroutine {
 
   /// Suspends the current coroutine for `time` (negative: not at all, but still a suspension
   /// point for cancellation).
+  ///
+  /// The timer is the coroutine's scheduler's (`CoroutineScheduler.scheduleTask(after:_:)`), so
+  /// on CovenantTesting's `TestScheduler` a delay takes virtual time. Cancelling the coroutine
+  /// ends the delay at once (it throws `CoroutineError.canceled`) and cancels the timer.
   public static func delay(_ time: DispatchTimeInterval) throws {
-    try suspend { (resume: @escaping @Sendable (()) -> Void) in
-      DispatchQueue.global().asyncAfter(deadline: .now() + time) { resume(()) }
-    }
+    try CoroutineContext.requireCurrent().sleep(for: time)
   }
 
   /// Lets other tasks queued on the coroutine's scheduler run, then continues.

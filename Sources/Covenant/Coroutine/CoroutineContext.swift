@@ -43,6 +43,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// The scheduler the coroutine runs on now.
   var scheduler: any CoroutineScheduler { dispatchTarget?.queue ?? otherScheduler! }
 
+  /// Whether that scheduler is a `DispatchQueue` (whose timers are `TimerQueue`'s).
+  var isOnDispatchQueue: Bool { dispatchTarget != nil }
+
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
   /// started after another finished reuses its warm stack from the pool.
@@ -59,6 +62,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// dropped when it might still be linked into a chain (see `awaitResolution`) and at the
   /// end (it refers back to the coroutine).
   private var awaitReaction: AwaitReaction?
+  /// The coroutine's entry in `TimerQueue`, reused by every timed wait on a dispatch queue;
+  /// created by the first one and dropped at the end (it refers back to the coroutine).
+  var timerEntry: CoroutineTimerEntry?
   private let completion = Mutex<CompletionState>(CompletionState())
   /// `finished` is set when the coroutine finishes; `hasCallbacks` once a `whenFinished`
   /// callback was added. A coroutine nobody watches finishes without taking the lock: each
@@ -198,6 +204,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   private func finish() {
     awaitReaction = nil
+    timerEntry = nil
     finished.store(true, ordering: .sequentiallyConsistent)
     if hasCallbacks.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
   }
@@ -227,13 +234,13 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Opens the next await (a new generation of `wait`) and returns its generation.
   /// - Throws: `.canceled` if the coroutine is cancelled.
   @inline(__always)
-  private func beginWait() throws(CoroutineError) -> UInt64 {
+  func beginWait() throws(CoroutineError) -> UInt64 {
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
     generation &+= 1
     let generation = self.generation
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
-    if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, canceling: true) {
+    if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, reason: WaitState.canceledWake) {
       _ = wait.wake()
       throw .canceled
     }
@@ -243,7 +250,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Switches out unless the await was already woken; on return it has been.
   /// - Throws: `.canceled` if `cancel()` won the await.
   @inline(__always)
-  private func completeWait() throws(CoroutineError) {
+  func completeWait() throws(CoroutineError) {
     if wait.flags & WaitState.woken == 0 {
       exit = .suspend
       cov_fiber_suspend()
@@ -256,8 +263,43 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// closure or waker value in between.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
+    let (reaction, _) = try registerAwait(in: cell)
+    do {
+      try completeWait()
+    } catch {
+      leaveChain(of: cell, reaction)
+      throw error
+    }
+  }
+
+  /// `awaitResolution(of:)` that gives up after `timeout`; returns true if it did. The reaction
+  /// then leaves the cell's chain, as after a cancel, so nothing in the cell keeps the
+  /// coroutine.
+  func awaitResolution(
+    of cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
+  ) throws(CoroutineError) -> Bool {
+    let (reaction, generation) = try registerAwait(in: cell)
+    let timer = armTimer(after: timeout, generation: generation)
+    defer { timer.disarm() }
+    do {
+      try completeWait()
+    } catch {
+      leaveChain(of: cell, reaction)
+      throw error
+    }
+    guard wait.flags & WaitState.timedOutWake != 0 else { return false }
+    leaveChain(of: cell, reaction)
+    return true
+  }
+
+  /// Opens an await and registers the coroutine's reusable `AwaitReaction` in `cell`
+  /// (unretained: `awaitReaction` keeps it alive until an await drops it). Returns it with the
+  /// await's generation.
+  @inline(__always)
+  private func registerAwait(
+    in cell: borrowing ResolutionCell
+  ) throws(CoroutineError) -> (Unmanaged<AwaitReaction>, UInt64) {
     if awaitReaction == nil { awaitReaction = AwaitReaction(self) }
-    // Unretained: `awaitReaction` keeps it alive until this await drops it (below).
     let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
     let generation = try beginWait()
     let registered = reaction._withUnsafeGuaranteedRef { reaction in
@@ -267,14 +309,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     if !registered, wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
     }
-    do {
-      try completeWait()
-    } catch {
-      // Cancelled first: the reaction may still be in the chain. If a resolution has already
-      // taken the chain, its notifier may still read the reaction's link: never reuse it.
-      if !reaction._withUnsafeGuaranteedRef({ cell.unregister($0) }) { awaitReaction = nil }
-      throw error
-    }
+    return (reaction, generation)
+  }
+
+  /// After an await that ended unresolved (cancelled or timed out): the reaction may still be
+  /// in the chain. If a resolution has already taken the chain, its notifier may still read the
+  /// reaction's link: never reuse it.
+  private func leaveChain(of cell: borrowing ResolutionCell, _ reaction: Unmanaged<AwaitReaction>) {
+    if !reaction._withUnsafeGuaranteedRef({ cell.unregister($0) }) { awaitReaction = nil }
   }
 
   /// Moves the coroutine to `scheduler` (it continues in a task there).
@@ -308,7 +350,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @usableFromInline func cancel() {
     if canceled.exchange(true, ordering: .sequentiallyConsistent) { return }
     let generation = wait.currentGeneration
-    if wait.claim(generation, canceling: true), wait.wake() { schedule() }
+    if wait.claim(generation, reason: WaitState.canceledWake), wait.wake() { schedule() }
   }
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has).

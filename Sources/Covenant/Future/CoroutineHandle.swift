@@ -34,14 +34,30 @@ struct CoroutineHandle {
     }.get()
   }
 
-  /// `suspend` that gives up after `timeout`, throwing `CoFutureError.timeout`.
+  /// `awaitCurrent(resolutionOf:)` that gives up after `timeout`, throwing
+  /// `CoFutureError.timeout` (the cell is left alone, and the coroutine's registration leaves
+  /// its chain).
+  @usableFromInline
+  static func awaitCurrent(
+    resolutionOf cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
+  ) throws {
+    guard let coroutine = CoroutineContext.currentUnmanaged else {
+      throw CoroutineError.calledOutsideCoroutine
+    }
+    let timedOut = try coroutine._withUnsafeGuaranteedRef { coroutine in
+      Result { () throws(CoroutineError) in
+        try coroutine.awaitResolution(of: cell, timeout: timeout)
+      }
+    }.get()
+    if timedOut { throw CoFutureError.timeout }
+  }
+
+  /// `suspend` that also ends when `timeout` expires; returns true if it did (no resumer won).
   @usableFromInline
   func suspend(
     timeout: DispatchTimeInterval, _ register: (CoroutineResumer) -> Void
-  ) throws {
-    try context.suspendUntil(timeout: timeout) { waker in
-      register(CoroutineResumer(waker: waker))
-    }
+  ) throws(CoroutineError) -> Bool {
+    try context.suspend(timeout: timeout) { waker in register(CoroutineResumer(waker: waker)) }
   }
 }
 

@@ -1,0 +1,97 @@
+import Dispatch
+import Synchronization
+
+/// Something `TimerQueue` runs at a deadline.
+///
+/// `token` is written when the entry is armed and read when it is taken out to fire, both under
+/// the queue's lock; `fire(token:)` gets the value it had when the entry was taken out, so an
+/// entry can be armed again (for a later wait) while an earlier firing is still on its way.
+class TimerEntry: DeadlineHeapEntry, @unchecked Sendable {
+  var position = DeadlinePosition()
+  var token: UInt64 = 0
+
+  /// Runs on the timer queue's thread, with no lock held. Must be quick: every timer of the
+  /// process waits behind it.
+  func fire(token: UInt64) {}
+}
+
+/// The process's timers for dispatch queues, for the coroutines that run on them and for every
+/// scheduler without timers of its own: one heap of deadlines (`DeadlineHeap`) behind one
+/// `DispatchSourceTimer`, armed for the earliest deadline.
+///
+/// Why not `asyncAfter` per timer: a block given to `asyncAfter` cannot be withdrawn.
+/// `DispatchWorkItem.cancel()` only stops it from running; the block, with everything it
+/// captured (for a timed await, the coroutine and its stack), stays queued until its deadline.
+/// Here cancelling takes the entry out of the heap at once, and arming and cancelling cost a
+/// lock round trip and a heap insertion or removal, with no allocation when the entry is
+/// reused (see `CoroutineTimerEntry`).
+///
+/// The dispatch timer is re-armed only when a new deadline comes before the one it is armed
+/// for. Cancelling the first entry does not disarm it: it then fires early once, finds nothing
+/// due and re-arms for the new first deadline. A steady stream of timeouts of the same length
+/// that are cancelled before they expire therefore never touches the dispatch timer.
+final class TimerQueue: @unchecked Sendable {
+  /// The process's timer queue.
+  static let shared = TimerQueue()
+
+  private struct State: @unchecked Sendable {
+    var heap = DeadlineHeap<TimerEntry>()
+    /// The deadline the dispatch timer is armed for; `.max` when it is not armed.
+    var armedDeadline = UInt64.max
+  }
+
+  private let state = Mutex(State())
+  private let source: any DispatchSourceTimer
+
+  private init() {
+    source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Covenant.timers"))
+    source.setEventHandler { [unowned self] in fireDueEntries() }
+    source.activate()
+  }
+
+  /// The clock deadlines are read on (the uptime clock of `DispatchTime`).
+  static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+  /// Arms `entry` (which must not be armed) to fire `nanoseconds` from now with `token`.
+  func arm(_ entry: TimerEntry, after nanoseconds: UInt64, token: UInt64) {
+    let deadline = Self.now.adding(nanoseconds: nanoseconds)
+    state.withCriticalSection { state in
+      entry.token = token
+      state.heap.insert(entry, deadline: deadline)
+      rearmIfEarlier(deadline, &state)
+    }
+  }
+
+  /// Takes `entry` out if it is still armed; returns false if it has fired (or is firing).
+  @discardableResult
+  func disarm(_ entry: TimerEntry) -> Bool {
+    state.withCriticalSection { $0.heap.remove(entry) }
+  }
+
+  /// The number of armed entries (for tests).
+  var armedCount: Int { state.withCriticalSection { $0.heap.count } }
+
+  /// Points the dispatch timer at `deadline` if that comes before what it is armed for. Called
+  /// with the lock held, so that the dispatch timer's deadline always matches `armedDeadline`.
+  private func rearmIfEarlier(_ deadline: UInt64, _ state: inout State) {
+    // `.max` is a deadline that never comes: nothing to arm.
+    guard deadline < state.armedDeadline, deadline != .max else { return }
+    state.armedDeadline = deadline
+    source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
+  }
+
+  /// The dispatch timer's handler: fires every entry that is due, one at a time (each taken out
+  /// under the lock and fired without it), then re-arms for the next deadline.
+  private func fireDueEntries() {
+    let now = Self.now
+    state.withCriticalSection { $0.armedDeadline = .max }  // a one-shot timer that has fired
+    while let (entry, token) = state.withCriticalSection({ state -> (TimerEntry, UInt64)? in
+      state.heap.popFirst(dueBy: now).map { ($0, $0.token) }
+    }) {
+      entry.fire(token: token)
+    }
+    state.withCriticalSection { state in
+      if let next = state.heap.first { rearmIfEarlier(next.position.deadline, &state) }
+    }
+  }
+}
