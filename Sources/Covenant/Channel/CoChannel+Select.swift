@@ -31,7 +31,8 @@ extension CoChannel where Element == Never {
   ) throws -> Output {
     let selector = CoChannelSelector<Output>()
     try build(selector)
-    return try ChannelSelect(selector.cases).run(default: selector.defaultBody)
+    return try ChannelSelect(selector.cases)
+      .run(default: selector.defaultBody, timeout: selector.timeout)
   }
 }
 
@@ -61,10 +62,12 @@ struct ChannelSelect<Output> {
     }.map(\.element)
   }
 
-  func run(default defaultBody: (() throws -> Output)?) throws -> Output {
+  func run(
+    default defaultBody: (() throws -> Output)?, timeout: SelectTimeout<Output>?
+  ) throws -> Output {
     // fatalError, not precondition: an optimized build drops a precondition's message.
-    if cases.isEmpty && defaultBody == nil {
-      fatalError("CoChannel.select needs at least one case or a default")
+    if cases.isEmpty && defaultBody == nil && timeout == nil {
+      fatalError("CoChannel.select needs at least one case, a default or a timeout")
     }
     // First try: nothing is queued and the coroutine (if any) is not waitable, so a ready case
     // can be performed without claiming anything of ours.
@@ -81,8 +84,11 @@ struct ChannelSelect<Output> {
 
     let coroutine = try CoroutineHandle.current()
     while true {
+      // A retry (below) waits for the whole interval again: it only happens when a case found
+      // ready turned out stale, a race that leaves no time to speak of.
+      let timedOut: Bool
       do {
-        try coroutine.suspend { waker in
+        timedOut = try coroutine.suspend(timeout: timeout?.interval ?? .never) { waker in
           var wakeSelf = false
           withAllLocked {
             var claimed = false
@@ -108,6 +114,7 @@ struct ChannelSelect<Output> {
       }
       deregisterAll()
       if let winner = cases.first(where: { $0.isDone }) { return try winner.run() }
+      if timedOut, let timeout { return try timeout.body() }
       // Woken by ourselves with nothing done (all peers were stale): try again.
     }
   }

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Collects the cases of a `CoChannel.select`: receive and send operations on any number of
 /// channels (of any element types), and an optional default.
 ///
@@ -7,6 +9,7 @@
 public final class CoChannelSelector<Output> {
   var cases: [any SelectCase<Output>] = []
   var defaultBody: (() throws -> Output)?
+  var timeout: SelectTimeout<Output>?
 
   init() {}
 
@@ -67,6 +70,30 @@ public final class CoChannelSelector<Output> {
   public func onDefault(_ body: @escaping () throws -> Output) {
     defaultBody = body
   }
+
+  /// What runs when no case completes within `interval` of the select starting to wait (Kotlin's
+  /// `onTimeout`): the select then stops waiting, performs no case, and returns `body`'s value.
+  ///
+  /// ```swift
+  /// let reply = try CoChannel.select { select in
+  ///   select.onReceive(replies) { Optional($0) }
+  ///   select.onTimeout(.seconds(2)) { nil }        // a receive with a timeout
+  /// }
+  /// ```
+  ///
+  /// The timer is the coroutine's scheduler's (`CoroutineScheduler.scheduleTask(after:_:)`),
+  /// armed only if the select has to wait and cancelled as soon as a case completes. With
+  /// `onDefault` as well, the default runs instead (the select never waits). At most one
+  /// timeout; a later one replaces an earlier one. A negative interval counts as zero.
+  public func onTimeout(_ interval: DispatchTimeInterval, _ body: @escaping () throws -> Output) {
+    timeout = SelectTimeout(interval: interval, body: body)
+  }
+}
+
+/// The `onTimeout` of a select: how long it may wait, and what runs when it has waited that long.
+struct SelectTimeout<Output> {
+  let interval: DispatchTimeInterval
+  let body: () throws -> Output
 }
 
 extension CoChannelSelector where Output == Void {
