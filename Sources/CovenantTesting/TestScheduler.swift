@@ -47,6 +47,11 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
   /// Creates a scheduler whose clock reads zero.
   public init() {}
 
+  deinit {
+    // Tasks that never ran go with the scheduler (the heap holds them with a retain of its own).
+    _ = state.withCriticalSection { $0.heap.removeAll() }
+  }
+
   /// The virtual time elapsed since the scheduler was created.
   public var now: DispatchTimeInterval {
     .nanoseconds(Int(clamping: state.withCriticalSection { $0.now }))
@@ -128,11 +133,11 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
     }
     defer { state.withCriticalSection { $0.isRunning = false } }
     while let task = state.withCriticalSection({ state -> VirtualTask? in
-      guard let task = state.heap.popFirst(dueBy: end) else {
+      guard let (task, deadline) = state.heap.popFirst(dueBy: end) else {
         state.now = end
         return nil
       }
-      state.now = max(state.now, task.position.deadline)
+      state.now = max(state.now, deadline)
       return task
     }) {
       task.takeTask()?()
@@ -157,7 +162,8 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
 /// A task of a `TestScheduler` in its heap. Whoever takes it out of the heap owns the task: the
 /// run loop of `runTasks` or a successful `cancel()`.
 private final class VirtualTask: DeadlineHeapEntry, CoroutineTimer, @unchecked Sendable {
-  var position = DeadlinePosition()
+  // Unchecked exclusivity: only touched by the scheduler's heap, under its lock.
+  @exclusivity(unchecked) var heapIndex: Int?
   private weak var scheduler: TestScheduler?
   private var task: (() -> Void)?
 

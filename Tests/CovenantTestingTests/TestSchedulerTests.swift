@@ -224,7 +224,7 @@ final class TestSchedulerTests: XCTestCase {
   func testGeneratorsAndChannelsRunOnTheTestThread() {
     let scheduler = TestScheduler()
     let channel = CoChannel<Int>(capacity: 1)
-    let thread = Thread.current
+    XCTAssertTrue(Thread.isMainThread, "XCTest runs its tests on the main thread")
     let received = Box<[Int]>([])
     scheduler.startCoroutine {
       let squares = Generator<Int> { yield in
@@ -238,7 +238,7 @@ final class TestSchedulerTests: XCTestCase {
     }
     scheduler.startCoroutine {
       for value in channel.makeIterator() {
-        XCTAssertTrue(Thread.current === thread)
+        XCTAssertTrue(Thread.isMainThread, "runs on the thread that calls advance")
         received.value.append(value)
       }
     }
@@ -300,5 +300,24 @@ final class Box<T>: @unchecked Sendable {
   var value: T {
     get { lock.withLock { stored } }
     set { lock.withLock { stored = newValue } }
+  }
+}
+
+final class TestSchedulerLifetimeTests: XCTestCase {
+  /// A scheduler dropped with tasks still pending releases them (and what they hold).
+  func testDroppedSchedulerReleasesItsPendingTasks() {
+    final class Payload: Sendable {}
+    weak var weakPayload: Payload?
+    weak var weakScheduler: TestScheduler?
+    do {
+      let scheduler = TestScheduler()
+      weakScheduler = scheduler
+      let payload = Payload()
+      weakPayload = payload
+      scheduler.scheduleTask(after: .seconds(5)) { _ = payload }
+      scheduler.scheduleTask { _ = payload }
+    }
+    XCTAssertNil(weakScheduler)
+    XCTAssertNil(weakPayload)
   }
 }

@@ -14,8 +14,8 @@ extension CoroutineContext {
   ) throws(CoroutineError) -> Bool {
     let generation = try beginWait()
     register(CoroutineWaker(coroutine: self, generation: generation))
-    let timer = armTimer(after: timeout, generation: generation, reason: reason)
-    defer { timer.disarm() }
+    let armed = armTimer(after: timeout, generation: generation, reason: reason)
+    defer { if armed { disarmTimer() } }
     try completeWait()
     return wait.flags & WaitState.timedOutWake != 0
   }
@@ -25,9 +25,10 @@ extension CoroutineContext {
     _ = try suspend(timeout: delay, reason: 0) { _ in }
   }
 
-  /// Arms a timer that claims await `generation` (with `reason`) and wakes it `delay` from now,
-  /// on the scheduler the coroutine runs on; none if the await has already been claimed or
-  /// `delay` is `.never`.
+  /// Arms the coroutine's timer to claim await `generation` (with `reason`) and wake it `delay`
+  /// from now, on the scheduler the coroutine runs on. Returns false, arming nothing, if the
+  /// await has already been claimed or `delay` is `.never`; otherwise the wait must call
+  /// `disarmTimer()` when it ends.
   ///
   /// On a dispatch queue the timer is the coroutine's own reusable `CoroutineTimerEntry` in the
   /// process's `TimerQueue` (no allocation). On any other scheduler it is that scheduler's
@@ -36,18 +37,29 @@ extension CoroutineContext {
   func armTimer(
     after delay: DispatchTimeInterval, generation: UInt64,
     reason: UInt64 = WaitState.timedOutWake
-  ) -> ArmedTimer {
+  ) -> Bool {
     guard wait.flags & WaitState.claimed == 0, let nanoseconds = delay.clampedNanoseconds else {
-      return .none
+      return false
     }
     let token = TimerToken(generation: generation, reason: reason)
-    if isOnDispatchQueue {
-      let entry = timerEntry ?? CoroutineTimerEntry(self)
-      timerEntry = entry
-      TimerQueue.shared.arm(entry, after: nanoseconds, token: token.rawValue)
-      return .queue(entry)
+    if timerEntry == nil { timerEntry = CoroutineTimerEntry(self) }
+    // Unretained: the coroutine keeps its entry until it finishes.
+    Unmanaged.passUnretained(timerEntry.unsafelyUnwrapped)._withUnsafeGuaranteedRef { entry in
+      entry.isOnQueue = isOnDispatchQueue
+      if entry.isOnQueue {
+        TimerQueue.arm(entry, after: nanoseconds, token: token.rawValue)
+      } else {
+        entry.scheduledTimer = scheduler.scheduleTask(after: delay) { [weak self] in
+          self?.timerFired(token)
+        }
+      }
     }
-    return .scheduler(scheduler.scheduleTask(after: delay) { [weak self] in self?.timerFired(token) })
+    return true
+  }
+
+  /// Cancels the timer `armTimer` armed (which may have fired meanwhile).
+  func disarmTimer() {
+    Unmanaged.passUnretained(timerEntry.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.disarm() }
   }
 
   /// A timer's claim of the await it was armed for (refused if that await is over).
@@ -72,30 +84,30 @@ struct TimerToken {
   var reason: UInt64 { rawValue & 1 == 0 ? 0 : WaitState.timedOutWake }
 }
 
-/// A coroutine's place in `TimerQueue`, reused from one timed wait to the next.
+/// A coroutine's timer, reused from one timed wait to the next: its place in `TimerQueue` when
+/// the coroutine runs on a dispatch queue, or the timer its scheduler returned otherwise.
 ///
 /// It holds the coroutine strongly, which the heap never sees for longer than the wait: the
 /// wait takes the entry out again before it returns, and a firing that raced with that only
 /// holds the entry until its claim is refused. The coroutine drops the entry when it finishes.
 final class CoroutineTimerEntry: TimerEntry, @unchecked Sendable {
   let coroutine: CoroutineContext
+  // Unchecked exclusivity: both are set and cleared by the coroutine only, in its own wait.
+  /// Whether the current wait's timer is this entry in `TimerQueue`.
+  @exclusivity(unchecked) var isOnQueue = false
+  /// Otherwise, the timer the coroutine's scheduler returned.
+  @exclusivity(unchecked) var scheduledTimer: (any CoroutineTimer)?
 
   init(_ coroutine: CoroutineContext) { self.coroutine = coroutine }
 
   override func fire(token: UInt64) { coroutine.timerFired(TimerToken(rawValue: token)) }
-}
 
-/// The timer of one timed wait, cancelled when the wait ends.
-enum ArmedTimer {
-  case none
-  case queue(CoroutineTimerEntry)
-  case scheduler(any CoroutineTimer)
-
+  /// Cancels whichever timer the current wait armed.
   func disarm() {
-    switch self {
-    case .none: break
-    case .queue(let entry): TimerQueue.shared.disarm(entry)
-    case .scheduler(let timer): timer.cancel()
+    if isOnQueue {
+      TimerQueue.disarm(self)
+    } else {
+      scheduledTimer.take()?.cancel()
     }
   }
 }

@@ -62,8 +62,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// dropped when it might still be linked into a chain (see `awaitResolution`) and at the
   /// end (it refers back to the coroutine).
   private var awaitReaction: AwaitReaction?
-  /// The coroutine's entry in `TimerQueue`, reused by every timed wait on a dispatch queue;
-  /// created by the first one and dropped at the end (it refers back to the coroutine).
+  /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
+  /// the first one and dropped at the end (it refers back to the coroutine).
   var timerEntry: CoroutineTimerEntry?
   private let completion = Mutex<CompletionState>(CompletionState())
   /// `finished` is set when the coroutine finishes; `hasCallbacks` once a `whenFinished`
@@ -279,8 +279,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     of cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
   ) throws(CoroutineError) -> Bool {
     let (reaction, generation) = try registerAwait(in: cell)
-    let timer = armTimer(after: timeout, generation: generation)
-    defer { timer.disarm() }
+    let armed = armTimer(after: timeout, generation: generation)
+    defer { if armed { disarmTimer() } }
     do {
       try completeWait()
     } catch {

@@ -15,7 +15,7 @@ final class DispatchTimer: TimerEntry, CoroutineTimer, @unchecked Sendable {
   ) -> any CoroutineTimer {
     guard let nanoseconds = delay.clampedNanoseconds else { return NeverFiringTimer() }
     let timer = DispatchTimer(task: task, target: target)
-    TimerQueue.shared.arm(timer, after: nanoseconds, token: 0)
+    TimerQueue.arm(timer, after: nanoseconds, token: 0)
     return timer
   }
 
@@ -31,7 +31,7 @@ final class DispatchTimer: TimerEntry, CoroutineTimer, @unchecked Sendable {
   }
 
   func cancel() {
-    if TimerQueue.shared.disarm(self) { task = nil }
+    if TimerQueue.disarm(self) { task = nil }
   }
 }
 

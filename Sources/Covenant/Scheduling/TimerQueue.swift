@@ -7,8 +7,9 @@ import Synchronization
 /// the queue's lock; `fire(token:)` gets the value it had when the entry was taken out, so an
 /// entry can be armed again (for a later wait) while an earlier firing is still on its way.
 class TimerEntry: DeadlineHeapEntry, @unchecked Sendable {
-  var position = DeadlinePosition()
-  var token: UInt64 = 0
+  // Unchecked exclusivity: both are only touched under the queue's lock, which orders them.
+  @exclusivity(unchecked) var heapIndex: Int?
+  @exclusivity(unchecked) var token: UInt64 = 0
 
   /// Runs on the timer queue's thread, with no lock held. Must be quick: every timer of the
   /// process waits behind it.
@@ -30,31 +31,30 @@ class TimerEntry: DeadlineHeapEntry, @unchecked Sendable {
 /// for. Cancelling the first entry does not disarm it: it then fires early once, finds nothing
 /// due and re-arms for the new first deadline. A steady stream of timeouts of the same length
 /// that are cancelled before they expire therefore never touches the dispatch timer.
-final class TimerQueue: @unchecked Sendable {
-  /// The process's timer queue.
-  static let shared = TimerQueue()
-
+enum TimerQueue {
   private struct State: @unchecked Sendable {
     var heap = DeadlineHeap<TimerEntry>()
     /// The deadline the dispatch timer is armed for; `.max` when it is not armed.
     var armedDeadline = UInt64.max
   }
 
-  private let state = Mutex(State())
-  private let source: any DispatchSourceTimer
-
-  private init() {
-    source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Covenant.timers"))
-    source.setEventHandler { [unowned self] in fireDueEntries() }
+  /// Statics rather than a shared instance: reaching them costs no reference counting.
+  private static let state = Mutex(State())
+  /// `nonisolated(unsafe)`: a dispatch source is thread-safe (libdispatch objects are), though
+  /// its Swift overlay type is not marked `Sendable`; it is only re-armed under the lock.
+  nonisolated(unsafe) private static let source: any DispatchSourceTimer = {
+    let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Covenant.timers"))
+    source.setEventHandler { fireDueEntries() }
     source.activate()
-  }
+    return source
+  }()
 
   /// The clock deadlines are read on (the uptime clock of `DispatchTime`).
   static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
   /// Arms `entry` (which must not be armed) to fire `nanoseconds` from now with `token`.
-  func arm(_ entry: TimerEntry, after nanoseconds: UInt64, token: UInt64) {
-    let deadline = Self.now.adding(nanoseconds: nanoseconds)
+  static func arm(_ entry: TimerEntry, after nanoseconds: UInt64, token: UInt64) {
+    let deadline = now.adding(nanoseconds: nanoseconds)
     state.withCriticalSection { state in
       entry.token = token
       state.heap.insert(entry, deadline: deadline)
@@ -64,16 +64,13 @@ final class TimerQueue: @unchecked Sendable {
 
   /// Takes `entry` out if it is still armed; returns false if it has fired (or is firing).
   @discardableResult
-  func disarm(_ entry: TimerEntry) -> Bool {
+  static func disarm(_ entry: TimerEntry) -> Bool {
     state.withCriticalSection { $0.heap.remove(entry) }
   }
 
-  /// The number of armed entries (for tests).
-  var armedCount: Int { state.withCriticalSection { $0.heap.count } }
-
   /// Points the dispatch timer at `deadline` if that comes before what it is armed for. Called
   /// with the lock held, so that the dispatch timer's deadline always matches `armedDeadline`.
-  private func rearmIfEarlier(_ deadline: UInt64, _ state: inout State) {
+  private static func rearmIfEarlier(_ deadline: UInt64, _ state: inout State) {
     // `.max` is a deadline that never comes: nothing to arm.
     guard deadline < state.armedDeadline, deadline != .max else { return }
     state.armedDeadline = deadline
@@ -82,16 +79,16 @@ final class TimerQueue: @unchecked Sendable {
 
   /// The dispatch timer's handler: fires every entry that is due, one at a time (each taken out
   /// under the lock and fired without it), then re-arms for the next deadline.
-  private func fireDueEntries() {
+  private static func fireDueEntries() {
     let now = Self.now
     state.withCriticalSection { $0.armedDeadline = .max }  // a one-shot timer that has fired
     while let (entry, token) = state.withCriticalSection({ state -> (TimerEntry, UInt64)? in
-      state.heap.popFirst(dueBy: now).map { ($0, $0.token) }
+      state.heap.popFirst(dueBy: now).map { ($0.entry, $0.entry.token) }
     }) {
       entry.fire(token: token)
     }
     state.withCriticalSection { state in
-      if let next = state.heap.first { rearmIfEarlier(next.position.deadline, &state) }
+      if let next = state.heap.firstDeadline { rearmIfEarlier(next, &state) }
     }
   }
 }
