@@ -1,4 +1,4 @@
-/// A random program of promise and future operations (SPEC §2, §4) and its reference model.
+/// A random program of promise and future operations (the Promises and FuturesChannelsAndSelect articles) and its reference model.
 ///
 /// A program is a list of nodes; each node is a promise built from earlier nodes by one
 /// operation. `allowed` is what the sequential model says the node may end as: one outcome for
@@ -153,7 +153,7 @@ public struct PromiseProgram: Sendable, CustomStringConvertible {
     }
   }
 
-  // MARK: - The reference model (sequential, SPEC §2/§4)
+  // MARK: - The reference model (sequential)
 
   /// What `operation` may end as, given the earlier nodes; nil if the set would be too large to
   /// enumerate (the generator then picks another operation).

@@ -161,8 +161,8 @@ void *cov_tls_load(int slot);
 void cov_tls_store(int slot, void *value);
 
 /// Whether the fiber moves its Swift exclusivity access set on every switch (default: yes; set it
-/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext,
-/// about 7 ns per resume+suspend here) are what allow a fiber suspended inside a dynamic exclusive
+/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext;
+/// their cost per resume+suspend is in the Performance article) are what allow a fiber suspended inside a dynamic exclusive
 /// access (`object.property += f()` where f suspends) to resume on ANOTHER thread, and they hide a
 /// suspended fiber's accesses from the code that runs meanwhile. A fiber that is always resumed
 /// on the thread it suspended on (e.g. a generator driven synchronously) may turn them off: its

@@ -205,7 +205,8 @@ struct ResolutionCell: ~Copyable {
   // initial zeros past the typed store into the raw loads: a release-mode miscompile we hit
   // (`Promise(MyError.failed).error` crashed). Not `withUnsafeTemporaryAllocation`, which is
   // correct but, in unspecialized code, asks the runtime for `Result` metadata on every call
-  // (about 600 instructions per chained `then`).
+  // (its cost per chained `then` is in the Performance article, "Design choices and what they
+  // save").
 
   @inlinable func storeValue<Value>(_ value: Value) {
     if !Self.storesInline(Value.self) || !_isPOD(Value.self) {

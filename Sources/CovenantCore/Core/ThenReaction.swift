@@ -15,7 +15,8 @@ final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
   @usableFromInline let passThrough: ((Source) throws -> Void)?
   /// `performStep`, compiled where `then` was called: there the types are known, so loading the
   /// value and resolving `derived` are specialized (in this module's unspecialized `runStep`
-  /// they would cost a few hundred instructions of value-witness calls per step). A closure
+  /// they would go through value-witness calls on every step: see the Performance article,
+  /// "Design choices and what they save"). A closure
   /// that captures nothing: no allocation (unless the caller is itself unspecialized).
   @usableFromInline let specializedStep: (QueuedReaction, UnsafePointer<ResolutionCell>) -> Void
 
