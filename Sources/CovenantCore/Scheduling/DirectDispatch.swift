@@ -45,8 +45,7 @@ enum DirectDispatch {
     if isAvailable {
       async(reaction, onRawQueue: rawQueue(queue))
     } else {
-      let reaction = UncheckedSendable(reaction)
-      queue.async { SchedulerTurn.run(reaction.value) }
+      queue.async { SchedulerTurn.run(reaction) }
     }
   }
 }

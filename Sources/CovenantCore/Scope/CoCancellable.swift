@@ -22,7 +22,3 @@ extension CoCancellable {
     return self
   }
 }
-
-extension CoroutineContext: CoCancellable {
-  @usableFromInline func whenComplete(_ callback: @escaping () -> Void) { whenFinished(callback) }
-}
