@@ -40,7 +40,8 @@ dispatch=$(smallest "$bin/FootprintDispatch")
 difference=$(( ${core% *} - ${dispatch% *} ))
 echo "footprint: peak RSS: CovenantCore ${core% *} KiB, Dispatch only ${dispatch% *} KiB," \
   "difference $difference KiB (limit 1024)"
-echo "footprint: private anonymous RSS: CovenantCore ${core#* } KiB, Dispatch only ${dispatch#* } KiB"
+echo "footprint: private anonymous RSS: CovenantCore ${core#* } KiB," \
+  "Dispatch only ${dispatch#* } KiB"
 if [ "$difference" -gt 1024 ]; then
   echo "footprint: CovenantCore costs more than 1 MiB of peak RSS over Dispatch alone"
   status=1

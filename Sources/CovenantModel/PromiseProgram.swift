@@ -2,8 +2,8 @@
 ///
 /// A program is a list of nodes; each node is a promise built from earlier nodes by one
 /// operation. `allowed` is what the sequential model says the node may end as: one outcome for
-/// deterministic operations, several where the specification leaves a race open (`race`, the
-/// first rejection of `all`, the last rejection of `any`, a zero `timeout`), `[.never]` for a
+/// deterministic operations, several where the documented semantics leave a race open (`race`,
+/// the first rejection of `all`, the last rejection of `any`, a zero `timeout`), `[.never]` for a
 /// node that must stay pending. Generation keeps every set either `[.never]` or free of
 /// `.never`, so the runner knows which nodes to wait for.
 public struct PromiseProgram: Sendable, CustomStringConvertible {

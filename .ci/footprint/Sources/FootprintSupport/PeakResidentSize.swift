@@ -15,7 +15,8 @@ public func memoryReport() -> String {
     var anonymous = -1
     var line = [CChar](repeating: 0, count: 256)
     while fgets(&line, Int32(line.count), file) != nil {
-      let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      let bytes = line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+      let text = String(decoding: bytes, as: UTF8.self)
       let kib = Int(text.filter { $0.isNumber }) ?? -1
       if text.hasPrefix("VmHWM:") { peak = kib }
       if text.hasPrefix("RssAnon:") { anonymous = kib }
