@@ -1,4 +1,5 @@
 import Covenant
+import CovenantCore
 import Dispatch
 import Synchronization
 
