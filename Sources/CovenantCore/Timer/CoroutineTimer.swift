@@ -9,8 +9,3 @@ public protocol CoroutineTimer: Sendable {
   /// than once is harmless. Callable from any thread.
   func cancel()
 }
-
-/// The timer of a task that will never run (a delay of `.never`).
-struct NeverFiringTimer: CoroutineTimer {
-  func cancel() {}
-}
