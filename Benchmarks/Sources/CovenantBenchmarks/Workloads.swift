@@ -163,6 +163,15 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       baseline: { _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial) },
       baselineName: "C2 without timeout"),
     Workload(
+      id: "S1", covenant: { s1Covenant($0, queue: serial) }, baseline: { s1Mutex($0) },
+      baselineName: "Mutex.withLock"),
+    Workload(
+      id: "S1A", covenant: { s1Covenant($0, queue: serial) }, baseline: { s1Actor($0) },
+      baselineName: "actor semaphore"),
+    Workload(
+      id: "S2", covenant: { s2Covenant($0, queue: serial) }, baseline: { s2Actor($0) },
+      baselineName: "actor semaphore + Task.yield"),
+    Workload(
       id: "C3", covenant: { _ = channelPingPong(rounds: max(1, $0 / 2), on: serial) },
       baseline: { n in runBlocking { _ = await asyncStreamPingPong(rounds: max(1, n / 2)) } },
       baselineName: "AsyncStream"),
