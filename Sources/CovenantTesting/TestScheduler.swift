@@ -126,7 +126,6 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
       case .relative(let interval)?: return state.now.adding(nanoseconds: interval)
       case .absolute(let time)?:
         if time < state.now {
-          state.isRunning = false
           fatalError("TestScheduler.advance(to:): \(time) ns is earlier than now (\(state.now) ns)")
         }
         return time

@@ -8,7 +8,8 @@ class TimerEntry: DeadlineHeapEntry, @unchecked Sendable {
   @exclusivity(unchecked) var heapIndex: Int?
   @exclusivity(unchecked) var token: UInt64 = 0
 
-  /// Runs on the timer queue's thread, with no lock held. Must be quick: every timer of the
+  /// What firing does (each subclass says: hand a task to a queue, wake a coroutine). Runs on
+  /// the timer queue's thread, with no lock held, and must be quick: every timer of the
   /// process waits behind it.
   func fire(token: UInt64) {}
 }
