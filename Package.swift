@@ -15,7 +15,7 @@ let package = Package(
     .target(
       name: "Covenant",
       dependencies: ["CCoroutineContext"],
-      swiftSettings: [.swiftLanguageMode(.v6)]
+      swiftSettings: [.swiftLanguageMode(.v6), .enableExperimentalFeature("RawLayout")]
     ),
     .target(
       name: "CovenantTesting",
