@@ -11,7 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-paths=(Sources Tests Benchmarks/Sources Documentation/SnippetSupport Package.swift Benchmarks/Package.swift)
+paths=(Sources Tests Benchmarks/Sources Benchmarks/AtomicsMicro Documentation/SnippetSupport)
+paths+=(Package.swift Benchmarks/Package.swift)
 for integration in Integrations/*/; do
   for part in Sources Tests Package.swift; do
     [ -e "$integration$part" ] && paths+=("$integration$part")
