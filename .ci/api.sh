@@ -72,18 +72,20 @@ def constraints(items):
         parts.append(f'{c["lhs"]} {op} {c["rhs"]}')
     return " where " + ", ".join(sorted(parts)) if parts else ""
 
+# Names of every symbol in every graph, for relationships whose source is another module's type
+# (a conformance added by an extension in CovenantFoundation to a CovenantCore type).
+names = {}
+for path in glob.glob(os.path.join(graphs, "*.symbols.json")):
+    for symbol in json.load(open(path))["symbols"]:
+        names[symbol["identifier"]["precise"]] = ".".join(symbol["pathComponents"])
+
 for module in sorted(modules):
     lines = set()
-    names = {}
     files = sorted(glob.glob(os.path.join(graphs, f"{module}.symbols.json")) +
                    glob.glob(os.path.join(graphs, f"{module}@*.symbols.json")))
     if not files:
         sys.exit(f"api: no symbol graph for {module} in {graphs}")
-    graphs_of_module = [json.load(open(f)) for f in files]
-    for graph in graphs_of_module:
-        for symbol in graph["symbols"]:
-            names[symbol["identifier"]["precise"]] = ".".join(symbol["pathComponents"])
-    for graph in graphs_of_module:
+    for graph in (json.load(open(f)) for f in files):
         for symbol in graph["symbols"]:
             path = ".".join(symbol["pathComponents"])
             line = f'{path}  {text(symbol.get("declarationFragments"))}'
@@ -111,7 +113,7 @@ for module in sorted(modules):
             lines.add(f"{source}  {verb} {target}{constraints(relation.get('swiftConstraints'))}")
     with open(os.path.join(out, f"{module}.txt"), "w") as f:
         f.write(f"# Public API of {module} ({toolchain}); regenerate: bash .ci/api.sh --update\n")
-        f.write("\n".join(sorted(lines)) + "\n")
+        f.write("".join(line + "\n" for line in sorted(lines)))
 PYTHON
 
 mkdir -p api

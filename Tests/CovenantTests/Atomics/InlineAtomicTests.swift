@@ -1,5 +1,5 @@
 import CCoroutineContext
-import Covenant
+import CovenantCore
 import Dispatch
 import XCTest
 
