@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Formatting gate: `swift format lint --strict` with the repository's .swift-format over every
-# Swift file we write (library, tests, benchmarks, integrations, snippet support, manifests).
+# Swift file we write (library, tests, benchmarks, integrations, CI programs, snippet support,
+# manifests).
 #
 #   bash .ci/format.sh            # lint; exit 1 on any finding (what CI runs)
 #   bash .ci/format.sh --fix      # rewrite the files in place, then lint what is left
@@ -13,9 +14,10 @@ cd "$(dirname "$0")/.."
 
 paths=(Sources Tests Benchmarks/Sources Benchmarks/AtomicsMicro Documentation/SnippetSupport)
 paths+=(Package.swift Benchmarks/Package.swift)
-for integration in Integrations/*/; do
+# The other packages in the repository: integrations, and CI's own programs (.ci/footprint/).
+for package in Integrations/*/ .ci/*/; do
   for part in Sources Tests Package.swift; do
-    [ -e "$integration$part" ] && paths+=("$integration$part")
+    if [ -e "$package$part" ]; then paths+=("$package$part"); fi
   done
 done
 
