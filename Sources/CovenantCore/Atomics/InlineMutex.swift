@@ -1,7 +1,7 @@
 import CCoroutineContext
 
-/// A `cov_lock_t` (`os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere) whose
-/// address never changes while it is borrowed; see ``AtomicStorage`` for why `@_rawLayout`.
+/// A `cov_lock_t` (`os_unfair_lock` on Apple platforms, a futex word on Linux) whose address
+/// never changes while it is borrowed; see ``AtomicStorage`` for why `@_rawLayout`.
 @_rawLayout(like: cov_lock_t)
 @usableFromInline
 package struct LockStorage: ~Copyable {
@@ -21,19 +21,19 @@ package struct LockStorage: ~Copyable {
 /// }
 /// ```
 ///
-/// ThreadSanitizer sees the lock itself (its interceptors cover `pthread_mutex_t` and
-/// `os_unfair_lock`); every critical section is also bracketed with `cov_sync_acquire` /
-/// `cov_sync_release` on the lock's address, the annotations Covenant's TSan builds are checked
-/// for (Architecture.md, "Sanitizers").
+/// ThreadSanitizer sees the lock itself: on Linux the futex word's acquiring compare-exchange and
+/// releasing exchange, on Apple platforms its `os_unfair_lock` interceptor. Every critical section
+/// is also bracketed with `cov_sync_acquire` / `cov_sync_release` on the lock's address, the
+/// annotations Covenant's TSan builds are checked for (Architecture.md, "Sanitizers").
 @usableFromInline
-package struct InlineMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
+package struct InlineMutex<Value>: ~Copyable, @unchecked Sendable {
   // Declaration order is layout order: the lock at offset 0, the value at `valueOffset`.
   @usableFromInline let lock: LockStorage
   /// Reached only through `withLock`, by address: a `let` owner never assigns it.
   @usableFromInline var value: Value
 
   @inlinable
-  package init(_ initialValue: consuming Value) {
+  package init(_ initialValue: Value) {
     lock = LockStorage()
     value = initialValue
     withUnsafePointer(to: lock) {
@@ -55,7 +55,7 @@ package struct InlineMutex<Value: ~Copyable>: ~Copyable, @unchecked Sendable {
   /// The body must not suspend a coroutine or re-enter this lock: neither lock is recursive,
   /// and `os_unfair_lock` must be released by the thread that took it.
   @inlinable
-  package func withLock<Result: ~Copyable, E: Error>(
+  package func withLock<Result, E: Error>(
     _ body: (inout Value) throws(E) -> Result
   ) throws(E) -> Result {
     try withUnsafePointer(to: self) { (mutex: UnsafePointer<Self>) throws(E) -> Result in
