@@ -49,7 +49,9 @@ public struct SyncProgram: Sendable, CustomStringConvertible {
     let acquires: [Acquire] = usesMutex ? [.wait, .tryWait, .withPermit] : Acquire.allCases
     workers = (0..<random.int(2...maxWorkers)).map { _ in
       (0..<random.int(1...maxSteps)).map { _ in
-        Step(acquire: random.pick(acquires), hold: random.pick(Hold.allCases), micros: random.int(0...1_500))
+        Step(
+          acquire: random.pick(acquires), hold: random.pick(Hold.allCases),
+          micros: random.int(0...1_500))
       }
     }
     schedulers = workers.map { _ in random.int(0...(ModelSchedulers.schedulers.count - 1)) }
@@ -71,7 +73,9 @@ public enum SyncProgramRunner {
   /// only from timed waits, nothing else thrown; every permit back at the end (none lost, none
   /// made up); nothing hangs; the primitive and every worker's state are freed once done (no
   /// queue entry or timer keeps a coroutine).
-  public static func run(_ program: SyncProgram, timeout: TimeInterval = 20) -> (operations: Int, failures: [String]) {
+  public static func run(_ program: SyncProgram, timeout: TimeInterval = 20) -> (
+    operations: Int, failures: [String]
+  ) {
     var semaphore: CoSemaphore? = CoSemaphore(value: program.permits)
     var mutex: CoMutex? = CoMutex()
     let ledger = PermitLedger(permits: program.permits)
@@ -99,15 +103,22 @@ public enum SyncProgramRunner {
     }
     var failures = ledger.check(program)
     if let semaphore, semaphore.availablePermits != program.permits {
-      failures.append("\(semaphore.availablePermits) permits free at the end, \(program.permits) expected")
+      failures.append(
+        "\(semaphore.availablePermits) permits free at the end, \(program.permits) expected")
     }
-    if let mutex, program.usesMutex, mutex.isLocked { failures.append("the mutex is still locked at the end") }
+    if let mutex, program.usesMutex, mutex.isLocked {
+      failures.append("the mutex is still locked at the end")
+    }
     let weakPrimitives = (WeakBox(semaphore!), WeakBox(mutex!))
     semaphore = nil
     mutex = nil
-    if !eventually(timeout: timeout, {
-      weakPrimitives.0.object == nil && weakPrimitives.1.object == nil && tokens.allSatisfy { $0.object == nil }
-    }) {
+    if !eventually(
+      timeout: timeout,
+      {
+        weakPrimitives.0.object == nil && weakPrimitives.1.object == nil
+          && tokens.allSatisfy { $0.object == nil }
+      })
+    {
       failures.append("leak: the primitive or a finished worker is still alive")
     }
     return (program.workers.reduce(0) { $0 + $1.count }, failures)
@@ -119,7 +130,9 @@ public enum SyncProgramRunner {
   }
 
   /// Runs one step; returns how it ended.
-  private static func runStep(_ step: SyncProgram.Step, on primitive: Primitive, _ ledger: PermitLedger) -> StepOutcome {
+  private static func runStep(
+    _ step: SyncProgram.Step, on primitive: Primitive, _ ledger: PermitLedger
+  ) -> StepOutcome {
     do {
       switch (step.acquire, primitive) {
       case (.withPermit, .semaphore(let semaphore)):
@@ -201,14 +214,18 @@ final class PermitLedger: @unchecked Sendable {
 
   func leave() { lock.withLock { holders -= 1 } }
 
-  func record(_ outcome: StepOutcome, worker: Int) { lock.withLock { outcomes[worker, default: []].append(outcome) } }
+  func record(_ outcome: StepOutcome, worker: Int) {
+    lock.withLock { outcomes[worker, default: []].append(outcome) }
+  }
 
   var summary: String { lock.withLock { "outcomes \(outcomes.mapValues { $0.count })" } }
 
   func check(_ program: SyncProgram) -> [String] {
     lock.withLock {
       var failures: [String] = []
-      if mostHolders > permits { failures.append("\(mostHolders) holders at once, \(permits) permits") }
+      if mostHolders > permits {
+        failures.append("\(mostHolders) holders at once, \(permits) permits")
+      }
       if holders != 0 { failures.append("\(holders) holders left at the end") }
       for (worker, steps) in program.workers.enumerated() {
         let seen = outcomes[worker] ?? []

@@ -181,7 +181,8 @@ extension DispatchTimeInterval {
   /// Whether the interval is below zero.
   fileprivate var isNegative: Bool {
     switch self {
-    case .seconds(let n), .milliseconds(let n), .microseconds(let n), .nanoseconds(let n): return n < 0
+    case .seconds(let n), .milliseconds(let n), .microseconds(let n), .nanoseconds(let n):
+      return n < 0
     case .never: return false
     @unknown default: return false
     }

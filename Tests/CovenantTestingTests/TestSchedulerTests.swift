@@ -124,7 +124,9 @@ final class TestSchedulerTests: XCTestCase {
     scheduler.advance(by: .milliseconds(99))
     XCTAssertNil(outcome.result)
     scheduler.advance(by: .milliseconds(1))
-    XCTAssertThrowsError(try outcome.result?.get()) { XCTAssertEqual($0 as? CoFutureError, .timeout) }
+    XCTAssertThrowsError(try outcome.result?.get()) {
+      XCTAssertEqual($0 as? CoFutureError, .timeout)
+    }
   }
 
   func testCancellingAScopeEndsADelayAndItsTimer() {

@@ -159,7 +159,9 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       baselineName: "CheckedContinuation"),
     Workload(
       id: "T1",
-      covenant: { _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial, timeout: .seconds(30)) },
+      covenant: {
+        _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial, timeout: .seconds(30))
+      },
       baseline: { _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial) },
       baselineName: "C2 without timeout"),
     Workload(

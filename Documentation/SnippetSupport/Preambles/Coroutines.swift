@@ -33,7 +33,12 @@ final class PeakCounter: @unchecked Sendable {
   private let lock = NSLock()
   private var inside = 0
   private var most = 0
-  func enter() { lock.withLock { inside += 1; most = max(most, inside) } }
+  func enter() {
+    lock.withLock {
+      inside += 1
+      most = max(most, inside)
+    }
+  }
   func leave() { lock.withLock { inside -= 1 } }
   var peak: Int { lock.withLock { most } }
 }

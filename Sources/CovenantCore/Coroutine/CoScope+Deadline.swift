@@ -18,7 +18,9 @@ extension CoScope {
   /// the scope weakly and is cancelled when the scope completes, so an abandoned deadline keeps
   /// nothing alive. Calling this again adds another deadline; the earliest wins. A negative
   /// delay counts as zero; `.never` sets no deadline.
-  public func cancel(after delay: DispatchTimeInterval, on scheduler: (any CoroutineScheduler)? = nil) {
+  public func cancel(
+    after delay: DispatchTimeInterval, on scheduler: (any CoroutineScheduler)? = nil
+  ) {
     let task: () -> Void = { [weak self] in self?.cancel() }
     let timer: any CoroutineTimer
     if let scheduler = scheduler ?? CoroutineContext.current?.scheduler {

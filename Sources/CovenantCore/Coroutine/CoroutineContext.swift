@@ -228,7 +228,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     let generation = self.generation
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
-    if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, reason: WaitState.canceledWake) {
+    if canceled.load(ordering: .sequentiallyConsistent),
+      wait.claim(generation, reason: WaitState.canceledWake)
+    {
       _ = wait.wake()
       throw .canceled
     }

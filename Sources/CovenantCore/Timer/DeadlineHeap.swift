@@ -62,8 +62,9 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
   @discardableResult
   package mutating func remove(_ entry: Entry) -> Bool {
     guard let index = entry.heapIndex else { return false }
-    assert(slots[index].entry.toOpaque() == Unmanaged.passUnretained(entry).toOpaque(),
-           "a timer entry's recorded heap slot is stale")
+    assert(
+      slots[index].entry.toOpaque() == Unmanaged.passUnretained(entry).toOpaque(),
+      "a timer entry's recorded heap slot is stale")
     removeSlot(at: index).release()
     return true
   }

@@ -16,10 +16,13 @@ final class SyncModelTests: XCTestCase {
       let (done, failures) = SyncProgramRunner.run(program)
       operations += done
       if !failures.isEmpty {
-        XCTFail("\(SeedPlan.replayHint(seed))\n\(failures.joined(separator: "\n"))\nprogram: \(program)")
+        XCTFail(
+          "\(SeedPlan.replayHint(seed))\n\(failures.joined(separator: "\n"))\nprogram: \(program)")
         return
       }
     }
-    print("sync programs: \(plan.seeds.count) checked, \(operations) steps, base seed \(SeedPlan.hex(plan.base))")
+    print(
+      "sync programs: \(plan.seeds.count) checked, \(operations) steps, base seed \(SeedPlan.hex(plan.base))"
+    )
   }
 }

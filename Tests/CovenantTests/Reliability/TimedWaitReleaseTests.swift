@@ -50,7 +50,8 @@ final class TimedWaitReleaseTests: XCTestCase {
           try body(token)
         }
       }
-      XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "\(what) on \(name)", file: file, line: line)
+      XCTAssertEqual(
+        finished.wait(timeout: .now() + 10), .success, "\(what) on \(name)", file: file, line: line)
       XCTAssertTrue(
         eventually(timeout: 5) { weakToken == nil }, "\(what) on \(name): still held",
         file: file, line: line)
@@ -167,8 +168,10 @@ final class TimedWaitReleaseTests: XCTestCase {
       XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
       let after = try residentBytes()
       let grown = Double(after - before) / 1_048_576
-      print(String(format: "timed-wait handlers: %d finished, RSS %.1f -> %.1f MiB (%+.1f MiB)",
-                   handlers, Double(before) / 1_048_576, Double(after) / 1_048_576, grown))
+      print(
+        String(
+          format: "timed-wait handlers: %d finished, RSS %.1f -> %.1f MiB (%+.1f MiB)",
+          handlers, Double(before) / 1_048_576, Double(after) / 1_048_576, grown))
       // Sanitizers keep freed memory in quarantine or shadow it: only the functional part
       // (every handler finished) means something there.
       if !TestScale.runsUnderSanitizer {

@@ -108,6 +108,14 @@ extension EventLoopTimerTests {
 final class Log: @unchecked Sendable {
   private let lock = NSLock()
   private var stored: [String] = []
-  func append(_ entry: String) { lock.lock(); stored.append(entry); lock.unlock() }
-  var entries: [String] { lock.lock(); defer { lock.unlock() }; return stored }
+  func append(_ entry: String) {
+    lock.lock()
+    stored.append(entry)
+    lock.unlock()
+  }
+  var entries: [String] {
+    lock.lock()
+    defer { lock.unlock() }
+    return stored
+  }
 }
