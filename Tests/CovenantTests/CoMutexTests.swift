@@ -218,7 +218,13 @@ final class CoMutexTests: XCTestCase {
       mutex.unlock()
     case "unlockOthers":
       let queue = DispatchQueue(label: "mutex.misuse")
-      queue.startCoroutine { try mutex.lock() }
+      let never = CoPromise<Int>()
+      // The holder stays suspended, holding the lock: a coroutine that ended while holding it
+      // could have its address (which is how the mutex knows its holder) reused by the next.
+      queue.startCoroutine {
+        try mutex.lock()
+        _ = try never.await()
+      }
       queue.sync {}
       let done = DispatchSemaphore(value: 0)
       queue.startCoroutine {

@@ -45,10 +45,10 @@ extension CoroutineContext {
     if timerEntry == nil { timerEntry = CoroutineTimerEntry(self) }
     // Unretained: the coroutine keeps its entry until it finishes.
     Unmanaged.passUnretained(timerEntry.unsafelyUnwrapped)._withUnsafeGuaranteedRef { entry in
-      entry.isOnQueue = isOnDispatchQueue
-      if entry.isOnQueue {
-        TimerQueue.arm(entry, after: nanoseconds, token: token.rawValue)
+      if isOnDispatchQueue {
+        entry.arm(after: nanoseconds, token: token.rawValue)
       } else {
+        entry.isOnQueue = false
         entry.scheduledTimer = scheduler.scheduleTask(after: delay) { [weak self] in
           self?.timerFired(token)
         }

@@ -51,7 +51,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// end (it refers back to the coroutine).
   private var awaitReaction: AwaitReaction?
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
-  /// the first one and dropped at the end (it refers back to the coroutine).
+  /// the first one.
   var timerEntry: CoroutineTimerEntry?
   private let completion = Mutex<CompletionState>(CompletionState())
   /// `finished` is set when the coroutine finishes; `hasCallbacks` once a `whenFinished`
@@ -192,7 +192,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   private func finish() {
     awaitReaction = nil
-    timerEntry = nil
     finished.store(true, ordering: .sequentiallyConsistent)
     if hasCallbacks.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
   }

@@ -25,7 +25,9 @@ import Synchronization
 ///   `await()` of a completed future returns its value there); only waiting throws.
 /// - **Ownership.** The lock belongs to the coroutine that took it. Calling `unlock()` from any
 ///   other coroutine, or on a mutex nobody holds, is a programming error: it stops the program
-///   with a precondition failure ("CoMutex.unlock(): …").
+///   with a precondition failure ("CoMutex.unlock(): …"). A coroutine that ends while holding the
+///   lock leaves it locked for good (the mutex knows its holder by address, which a later
+///   coroutine may then reuse, so that case is not always caught).
 /// - **Outside coroutines**, the rule of `await()` applies: `lock()` takes a free mutex and
 ///   throws `CoroutineError.calledOutsideCoroutine` instead of waiting. Code outside coroutines
 ///   counts as one holder (the mutex does not tell threads apart).
