@@ -118,8 +118,17 @@ void *cov_fiber_stack_base(const cov_fiber_t *fiber);
 // MARK: - Thread-local slots for the Swift layer
 
 /// Slots of per-thread state for Covenant's Swift code, which has no thread-local storage of
-/// its own. Slot meanings are defined by the Swift layer.
-enum { COV_TLS_SLOT_COUNT = 4 };
+/// its own. Slot meanings are defined by the Swift layer, except for the one the fiber layer
+/// itself keeps per stack:
+enum {
+  /// The resolution drain (the promise core's trampoline) running on this stack, if any. It
+  /// belongs to a stack, not to a thread: cov_fiber_resume remembers the resumer's value and the
+  /// fiber's suspension or exit gives it back, so a fiber that suspends inside a drain never
+  /// leaves that drain installed on the thread it leaves (a fiber resumed inside a drain, on the
+  /// other hand, sees it, and queues what it resolves there).
+  COV_TLS_SLOT_RESOLUTION = 2,
+  COV_TLS_SLOT_COUNT = 4
+};
 /// Thread-local storage of this library uses the initial-exec model: a fixed offset from the
 /// thread pointer, instead of a `__tls_get_addr` call per access (the default for position-
 /// independent code), which cost ~50 instructions on every promise block and coroutine switch.

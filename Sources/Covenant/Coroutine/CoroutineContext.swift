@@ -12,6 +12,8 @@ enum ThreadSlot {
   static let coroutine: Int32 = 0
   /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
   static let turn: Int32 = 1
+  /// The `ResolutionDrain` running on this stack, if any (kept per stack by the fiber layer).
+  static let resolution = Int32(COV_TLS_SLOT_RESOLUTION)
 }
 
 /// One coroutine: its fiber (stack + saved registers), the scheduler it continues on, its
