@@ -19,6 +19,7 @@ class QueuedReaction: Reaction, @unchecked Sendable {
 
   @usableFromInline init(queue: DispatchQueue) {
     self.queue = queue
+    super.init(resolvesInlineWhenTold: false)  // it only dispatches itself
   }
 
   @usableFromInline override func observedResolution(

@@ -219,7 +219,7 @@ struct ResolutionCell: ~Copyable {
   @inlinable static func storesInline<Value>(_ type: Value.Type) -> Bool {
     MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.stride
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
-      && _isBitwiseTakable(Value.self)
+      && (_isPOD(Value.self) || _isBitwiseTakable(Value.self))
   }
 
   // The payload crosses between typed values and the atomic words through a scratch tuple on

@@ -1,5 +1,6 @@
 import CCoroutineContext
 import Dispatch
+import Synchronization
 
 /// The promise core's trampoline: resolving a promise or future uses the same stack space
 /// however many promises adopt or forward its outcome.
@@ -45,17 +46,65 @@ struct ResolutionDrain {
   /// in registration order: now, or, when a resolution is being notified on this stack, after
   /// the reaction being told returns. A `Promise` passes `leavesPromiseGroup`: it leaves
   /// `DispatchGroup.promises` once its reactions have been told.
-  @usableFromInline
+  ///
+  /// A chain of one reaction that only dispatches itself (a `then` step, a coroutine awaiting
+  /// on a dispatch queue: the common case) is told at once, without a drain: telling it
+  /// resolves nothing on this stack, and dispatching it now or after the current reaction
+  /// returns comes to the same order.
+  ///
+  /// Never inlined: its first look at the thread-local slot happens before anything in this
+  /// function can suspend a coroutine, so it may use the inlined slot access (after a
+  /// suspension only the out-of-line one is valid: see `ThreadSlot`).
+  @usableFromInline @inline(never)
   static func notify(_ head: UInt, owner: AnyObject, leavesPromiseGroup: Bool) {
-    let unmanaged = Unmanaged.passUnretained(owner)
-    var word = UInt(bitPattern: unmanaged.toOpaque())
-    assert(word & QueuedChain.flagMask == 0, "an object's address has free low bits")
-    if leavesPromiseGroup { word |= QueuedChain.leavesPromiseGroup }
-    if let drain = cov_tls_load(ThreadSlot.resolution) {
-      _ = unmanaged.retain()  // released once its chain has been told
-      queue(QueuedChain(owner: word | QueuedChain.ownerRetained, next: head), in: drain)
+    let owner = Unmanaged.passUnretained(owner)
+    let first = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: head)!)
+    let isLoneDispatch = first._withUnsafeGuaranteedRef {
+      !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == 0
+    }
+    if isLoneDispatch {
+      first.takeRetainedValue().observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+    } else if let drain = cov_tls_get(ThreadSlot.resolution) {
+      var word = UInt(bitPattern: owner.toOpaque())
+      assert(word & QueuedChain.flagMask == 0, "an object's address has free low bits")
+      word |= QueuedChain.ownerRetained
+      if leavesPromiseGroup { word |= QueuedChain.leavesPromiseGroup }
+      _ = owner.retain()  // released once its chain has been told
+      queue(QueuedChain(owner: word, next: head), in: drain)
+      return
     } else {
-      run(first: QueuedChain(owner: word, next: head))
+      tellAsDrain(head, owner: owner)
+    }
+    if leavesPromiseGroup { DispatchGroup.promises.leave() }
+  }
+
+  /// The outermost resolution on this stack: tells its chain right here, each reaction
+  /// followed by what it queued, with a drain installed for the resolutions they make.
+  @inline(never)
+  private static func tellAsDrain(_ head: UInt, owner: Unmanaged<AnyObject>) {
+    withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
+      var drain = ResolutionDrain(entries: frame.baseAddress!, capacity: capacityInFrame, count: 0)
+      withUnsafeMutablePointer(to: &drain) { drain in
+        cov_tls_set(ThreadSlot.resolution, drain)
+        let cell = ResolutionCell.address(in: owner)
+        var next = head
+        repeat {
+          do {
+            let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
+              .takeRetainedValue()
+            // Read before telling it: a told reaction may at once be linked into another chain.
+            next = reaction.nextInChain.load(ordering: .relaxed)
+            reaction.observedResolution(of: owner, cell: cell)
+          }
+          if drain.pointee.count != 0 {
+            reverseQueued(drain, from: 0)
+            tellQueued(drain)
+          }
+        } while next != 0
+        // Out of line: a coroutine that suspended in an observer may be on another thread now.
+        cov_tls_store(ThreadSlot.resolution, nil)
+        if drain.pointee.holdsPromiseGroup || drain.pointee.entriesOnHeap { end(drain) }
+      }
     }
   }
 
@@ -66,28 +115,24 @@ struct ResolutionDrain {
   static func release(_ head: UInt) {
     if let drain = cov_tls_load(ThreadSlot.resolution) {
       queue(QueuedChain(owner: 0, next: head), in: drain)
-    } else {
-      run(first: QueuedChain(owner: 0, next: head))
+      return
     }
-  }
-
-  /// Runs a drain in this frame, starting with `first`, until every chain queued in it has
-  /// been told.
-  @inline(never)
-  private static func run(first: QueuedChain) {
     withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
       var drain = ResolutionDrain(entries: frame.baseAddress!, capacity: capacityInFrame, count: 1)
-      drain.entries.initialize(to: first)
+      drain.entries.initialize(to: QueuedChain(owner: 0, next: head))
       withUnsafeMutablePointer(to: &drain) { drain in
         cov_tls_store(ThreadSlot.resolution, drain)
         tellQueued(drain)
-        // Out of line (`cov_tls_store`): a coroutine that suspended in an observer may be on
-        // another thread now.
         cov_tls_store(ThreadSlot.resolution, nil)
-        if drain.pointee.holdsPromiseGroup { DispatchGroup.promises.leave() }
-        if drain.pointee.entriesOnHeap { drain.pointee.entries.deallocate() }
+        end(drain)
       }
     }
+  }
+
+  /// Gives back what the drain took on the way: its unit of the promise group, its heap room.
+  private static func end(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
+    if drain.pointee.holdsPromiseGroup { DispatchGroup.promises.leave() }
+    if drain.pointee.entriesOnHeap { drain.pointee.entries.deallocate() }
   }
 
   /// The loop: tells the next reaction of the top chain; what that reaction queued is told

@@ -258,7 +258,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// closure or waker value in between.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
-    if awaitReaction == nil { awaitReaction = AwaitReaction(self) }
+    if awaitReaction == nil {
+      awaitReaction = AwaitReaction(self, wakesInline: dispatchTarget == nil)
+    }
     // Unretained: `awaitReaction` keeps it alive until this await drops it (below).
     let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
     let generation = try beginWait()
@@ -285,6 +287,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     currentSchedulerIdentity = identity
     dispatchTarget = queue.map(DirectDispatchTarget.init)
     otherScheduler = queue == nil ? scheduler : nil
+    // Not in any chain between awaits (a cancelled await that might leave it behind drops it).
+    awaitReaction?.resolvesInlineWhenTold = queue == nil
     exit = .reschedule
     cov_fiber_suspend()
   }
@@ -335,9 +339,11 @@ final class AwaitReaction: Reaction, @unchecked Sendable {
   let coroutine: CoroutineContext
   let generation = Atomic<UInt64>(0)
 
-  init(_ coroutine: CoroutineContext) {
+  /// `wakesInline`: whether waking the coroutine may run it on the spot (a scheduler other
+  /// than a dispatch queue, whose wake-up is a hand-off or an `async`).
+  init(_ coroutine: CoroutineContext, wakesInline: Bool) {
     self.coroutine = coroutine
-    super.init()
+    super.init(resolvesInlineWhenTold: wakesInline)
   }
 
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {

@@ -1,0 +1,458 @@
+import Covenant
+import Dispatch
+import Foundation
+import XCTest
+
+/// "Depth is unbounded" (Architecture.md, "The promise core: cells and reactions"): resolving
+/// the head of a chain of promises or futures that adopt or forward each other's outcome uses
+/// the same stack at any depth, even when the head is resolved inside a coroutine with a 64 KiB
+/// stack.
+///
+/// Every test builds its chain twice, `DeepChain.shallow` and `DeepChain.depth` levels deep,
+/// resolves each head inside a fresh 64 KiB coroutine, checks the outcome at the far end and
+/// checks that the deep resolution touched no more stack than the shallow one (plus a little
+/// for a frame that only a long queue reaches). The figures are printed as
+/// `deep-resolution: <chain> depth <n>: peak stack <bytes> bytes`.
+final class DeepResolutionTests: XCTestCase {
+  private let queue = DispatchQueue(label: "deep-resolution")
+
+  // MARK: Promise operators that adopt a returned promise
+
+  func testThenReturningAPendingPromise() {
+    checkDepth("then returning a promise") { depth, built in
+      let head = Promise<Int>()
+      let top = nestedThen(depth, head: head, on: queue, built: built)
+      return (head, top)
+    }
+  }
+
+  func testRecoverReturningAPendingPromise() {
+    checkDepth("recover returning a promise") { depth, built in
+      let head = Promise<Int>()
+      let top = nestedRecover(depth, head: head, on: queue, built: built)
+      return (head, top)
+    }
+  }
+
+  func testWorkBlockReturningAPendingPromise() {
+    checkDepth("work block returning a promise") { depth, built in
+      let head = Promise<Int>()
+      let top = nestedWorkBlock(depth, head: head, on: queue, built: built)
+      return (head, top)
+    }
+  }
+
+  func testReduce() {
+    checkDepth("reduce") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      let top = head.reduce(on: queue, 0..<depth) { total, _ in Promise(total) }
+      return (head, top)
+    }
+  }
+
+  // MARK: Promise operators that forward an outcome
+
+  func testAlways() {
+    checkDepth("always") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = top.always(on: queue) {} }
+      return (head, top)
+    }
+  }
+
+  func testValidate() {
+    checkDepth("validate") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = top.validate(on: queue) { _ in true } }
+      return (head, top)
+    }
+  }
+
+  func testTimeout() {
+    checkDepth("timeout", depth: DeepChain.timerDepth) { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = top.timeout(on: queue, 3_600) }
+      return (head, top)
+    }
+  }
+
+  func testRetry() {
+    checkDepth("retry") { depth, built in
+      let head = Promise<Int>()
+      let top = nestedRetry(depth, head: head, on: queue, built: built)
+      return (head, top)
+    }
+  }
+
+  func testRace() {
+    checkDepth("race") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = race(on: queue, [top]) }
+      return (head, top)
+    }
+  }
+
+  func testAll() {
+    checkDepth("all") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = all(on: queue, [top]).then(on: queue) { $0[0] } }
+      return (head, top)
+    }
+  }
+
+  func testAny() {
+    checkDepth("any") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = any(on: queue, [top]).then(on: queue) { $0[0].value ?? -1 } }
+      return (head, top)
+    }
+  }
+
+  func testWrapCompletedFromAFutureObserver() {
+    checkDepth("wrap") { depth, built in
+      let head = Promise<Int>()
+      let top = nestedWrap(depth, head: head, on: queue, built: built)
+      return (head, top)
+    }
+  }
+
+  func testConversionsBetweenPromiseAndFuture() {
+    checkDepth("Promise(CoFuture(promise))") { depth, built in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = Promise(CoFuture(top)) }
+      return (head, top)
+    }
+  }
+
+  // MARK: CoFuture operators
+
+  func testFutureMap() {
+    checkFutureDepth("CoFuture.map") { depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth { top = top.map { $0 } }
+      return (head, top, .success(42))
+    }
+  }
+
+  func testFutureRecover() {
+    checkFutureDepth("CoFuture.recover", failHead: true) { depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth { top = top.recover { _ in 42 } }
+      return (head, top, .success(42))
+    }
+  }
+
+  func testFutureFlatMap() {
+    checkFutureDepth("CoFuture.flatMap") { depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth { top = top.flatMap { CoFuture(value: $0) } }
+      return (head, top, .success(42))
+    }
+  }
+
+  func testFutureFlatMapResult() {
+    checkFutureDepth("CoFuture.flatMapResult") { depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth { top = top.flatMapResult { CoFuture(result: $0) } }
+      return (head, top, .success(42))
+    }
+  }
+
+  func testFutureFlatMapError() {
+    checkFutureDepth("CoFuture.flatMapError", failHead: true) { depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth { top = top.flatMapError { _ in CoFuture(error: TestError(1)) } }
+      return (head, top, .failure(TestError(1)))
+    }
+  }
+
+  func testCoPromiseCompletedWithAFuture() {
+    checkFutureDepth("CoPromise.complete(with:)") { depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth {
+        let next = CoPromise<Int>()
+        next.complete(with: top)
+        top = next
+      }
+      return (head, top, .success(42))
+    }
+  }
+
+  // MARK: Coroutines awaiting what they adopt
+
+  /// `CoFuture(task:)` coroutines each awaiting the one before: every wake-up runs the next
+  /// coroutine at once on the resolving thread. Each suspended coroutine holds a stack of its
+  /// own, so the depth is bounded by memory (a few pages each), not by the promise core.
+  func testCoroutinesAwaitingEachOther() {
+    checkFutureDepth("CoFuture(task:) awaiting the previous", depth: DeepChain.coroutineDepth) {
+      depth in
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<depth {
+        let previous = top
+        top = CoFuture { try previous.await() }
+      }
+      return (head, top, .success(42))
+    }
+  }
+
+  // MARK: Loops written the way users write them
+
+  /// A retry loop: each failed attempt's `recover` returns the next attempt.
+  func testRecursiveRetryLoop() {
+    let queue = queue
+    checkDepth("retry loop (recover returning the next attempt)") { depth, built in
+      let lastAttempt = Promise<Int>()
+      @Sendable func attempt(_ left: Int) -> Promise<Int> {
+        if left == 0 { built() }
+        let outcome = left == 0 ? lastAttempt : Promise<Int>(TestError(left))
+        return outcome.recover(on: queue) { error in
+          left == 0 ? Promise(error) : attempt(left - 1)
+        }
+      }
+      return (lastAttempt, attempt(depth))
+    }
+  }
+
+  /// A poll loop: `then` checks the state and returns the next poll until it is ready.
+  func testRecursivePollLoop() {
+    let queue = queue
+    checkDepth("poll loop (then returning the next poll)") { depth, built in
+      let ready = Promise<Int>()
+      @Sendable func poll(_ left: Int) -> Promise<Int> {
+        if left == 0 { built() }
+        let check = left == 0 ? ready.then(on: queue) { _ in true } : Promise(false)
+        return check.then(on: queue) { isReady -> Promise<Int> in
+          isReady ? ready : poll(left - 1)
+        }
+      }
+      return (ready, poll(depth))
+    }
+  }
+
+  /// A stream read chunk by chunk: each chunk's `flatMap` reads the next one and recurses;
+  /// chunks arrive one at a time from an I/O loop, the end of the stream inside a coroutine.
+  func testRecursiveStreamRead() {
+    let stream = ChunkStream()
+    let depth = DeepChain.depth
+    let shallow = DeepChain.shallow
+    var peaks: [Int] = []
+    for chunks in [shallow, depth] {
+      let total = stream.readAll(chunks: chunks)
+      stream.deliverAllButTheEnd()
+      let peak = StackProbe.peakStackUse { stream.deliverTheEnd() }
+      XCTAssertEqual(try total.result?.get(), chunks)
+      report("stream read (flatMap per chunk)", depth: chunks, peak: peak)
+      peaks.append(peak)
+    }
+    XCTAssertLessThanOrEqual(peaks[1], peaks[0] + DeepChain.slack, "stack use grew with depth")
+  }
+
+  // MARK: Harness
+
+  /// Builds a chain of promises `depth` deep with `build` (whose blocks run on `queue`; it
+  /// calls `built` once the last level is in place), fulfils its head with 42 inside a
+  /// coroutine with a 64 KiB stack, and checks that the far end is fulfilled with 42 — at two
+  /// depths, with the stack use of the deep one no larger than the shallow one's.
+  private func checkDepth(
+    _ name: String, depth: Int = DeepChain.depth,
+    _ build: (Int, _ built: @escaping @Sendable () -> Void) -> (head: Promise<Int>, top: Promise<Int>),
+    file: StaticString = #filePath, line: UInt = #line
+  ) {
+    var peaks: [Int] = []
+    for levels in [DeepChain.shallow, depth] {
+      let built = DispatchSemaphore(value: 0)
+      let (head, top) = build(levels) { built.signal() }
+      built.wait()
+      let peak = StackProbe.peakStackUse { head.fulfill(42) }
+      XCTAssertEqual(try awaitPromise(top), 42, name, file: file, line: line)
+      report(name, depth: levels, peak: peak)
+      peaks.append(peak)
+    }
+    XCTAssertLessThanOrEqual(
+      peaks[1], peaks[0] + DeepChain.slack, "\(name): stack use grew with depth", file: file,
+      line: line)
+  }
+
+  /// `checkDepth` for futures: the head is completed with 42 (or fails with `TestError(0)`
+  /// when `failHead`) and the far end must have `expected` once the completing call returns.
+  private func checkFutureDepth(
+    _ name: String, depth: Int = DeepChain.depth, failHead: Bool = false,
+    _ build: (Int) -> (head: CoPromise<Int>, top: CoFuture<Int>, expected: Result<Int, TestError>),
+    file: StaticString = #filePath, line: UInt = #line
+  ) {
+    var peaks: [Int] = []
+    for levels in [DeepChain.shallow, depth] {
+      let (head, top, expected) = build(levels)
+      let peak = StackProbe.peakStackUse {
+        if failHead { head.fail(TestError(0)) } else { head.success(42) }
+      }
+      XCTAssertEqual(
+        top.result.map { $0.mapError { $0 as! TestError } }, expected, name, file: file, line: line)
+      report(name, depth: levels, peak: peak)
+      peaks.append(peak)
+    }
+    XCTAssertLessThanOrEqual(
+      peaks[1], peaks[0] + DeepChain.slack, "\(name): stack use grew with depth", file: file,
+      line: line)
+  }
+
+  private func report(_ name: String, depth: Int, peak: Int) {
+    print("deep-resolution: \(name) depth \(depth): peak stack \(peak) bytes")
+  }
+}
+
+/// The depths of `DeepResolutionTests`.
+enum DeepChain {
+  #if DEBUG
+    /// Unoptimized builds run a level several times slower: a depth that keeps each test
+    /// within a few seconds there (release builds run a million).
+    static let depth = TestScale.stress(200_000, sanitizerDivisor: 10)
+  #else
+    static let depth = TestScale.stress(1_000_000, sanitizerDivisor: 10)
+  #endif
+  /// The depth whose stack use the deep chain's is compared with.
+  static let shallow = 1_000
+  /// Each `timeout` arms a dispatch timer.
+  static let timerDepth = depth / 10
+  /// Each suspended coroutine keeps its own stack.
+  static let coroutineDepth = TestScale.stress(10_000, sanitizerDivisor: 10)
+  /// Stack a deep resolution may use beyond a shallow one's: what varies from one run to the
+  /// next whatever the depth (`free` consolidating the heap, a first use of a generic type),
+  /// far below a frame per level (which would overflow the 64 KiB stack long before).
+  static let slack = 4_096
+}
+
+// MARK: Chains built by recursion, as users write them
+
+/// `then` blocks each returning the next level's promise, still pending when returned.
+private func nestedThen(
+  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
+) -> Promise<Int> {
+  if levels == 0 {
+    built()
+    return head
+  }
+  return Promise(()).then(on: queue) { _ in
+    nestedThen(levels - 1, head: head, on: queue, built: built)
+  }
+}
+
+/// `recover` blocks each returning the next level's promise.
+private func nestedRecover(
+  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
+) -> Promise<Int> {
+  if levels == 0 {
+    built()
+    return head
+  }
+  return Promise<Int>(TestError(levels)).recover(on: queue) { _ in
+    nestedRecover(levels - 1, head: head, on: queue, built: built)
+  }
+}
+
+/// Work blocks (`Promise(on:_:)`) each returning the next level's promise.
+private func nestedWorkBlock(
+  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
+) -> Promise<Int> {
+  if levels == 0 {
+    built()
+    return head
+  }
+  return Promise<Int>(on: queue) { nestedWorkBlock(levels - 1, head: head, on: queue, built: built) }
+}
+
+/// `retry` whose work returns the next level's `retry`.
+private func nestedRetry(
+  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
+) -> Promise<Int> {
+  if levels == 0 {
+    built()
+    return head
+  }
+  return retry(on: queue, attempts: 0) {
+    nestedRetry(levels - 1, head: head, on: queue, built: built)
+  }
+}
+
+/// `wrap` whose completion handler is called by an observer of the next level (synchronously,
+/// as the next level completes).
+private func nestedWrap(
+  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
+) -> Promise<Int> {
+  if levels == 0 {
+    built()
+    return head
+  }
+  return wrap(on: queue) { (handler: @escaping @Sendable (Int) -> Void) in
+    CoFuture(nestedWrap(levels - 1, head: head, on: queue, built: built)).whenSuccess(handler)
+  }
+}
+
+/// A byte stream read as chunks: `readAll` reads chunk after chunk with a `flatMap` that
+/// recurses; the "I/O loop" (`deliver…`) answers one outstanding read at a time.
+private final class ChunkStream: @unchecked Sendable {
+  private let lock = NSLock()
+  private var outstanding: CoPromise<Int?>?
+  private var remaining = 0
+
+  /// Starts reading `chunks` chunks of one byte each; the future has the total.
+  func readAll(chunks: Int) -> CoFuture<Int> {
+    lock.withLock { remaining = chunks }
+    return read(total: 0)
+  }
+
+  private func read(total: Int) -> CoFuture<Int> {
+    nextChunk().flatMap { chunk in
+      guard let chunk else { return CoFuture(value: total) }
+      return self.read(total: total + chunk)
+    }
+  }
+
+  private func nextChunk() -> CoFuture<Int?> {
+    let chunk = CoPromise<Int?>()
+    lock.withLock { outstanding = chunk }
+    return chunk
+  }
+
+  /// Answers reads with one byte each until only the end of the stream is left to deliver.
+  func deliverAllButTheEnd() {
+    while let read = takeChunkRead() { read.success(1) }
+  }
+
+  /// Answers the last read with the end of the stream.
+  func deliverTheEnd() {
+    lock.withLock { outstanding.take() }!.success(nil)
+  }
+
+  /// The outstanding read if a chunk (not the end) answers it.
+  private func takeChunkRead() -> CoPromise<Int?>? {
+    lock.withLock {
+      guard remaining > 0, let read = outstanding.take() else { return nil }
+      remaining -= 1
+      return read
+    }
+  }
+}
+
