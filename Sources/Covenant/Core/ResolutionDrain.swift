@@ -65,17 +65,48 @@ struct ResolutionDrain {
     if isLoneDispatch {
       first.takeRetainedValue().observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
     } else if let drain = cov_tls_get(ThreadSlot.resolution) {
-      var word = UInt(bitPattern: owner.toOpaque())
-      assert(word & QueuedChain.flagMask == 0, "an object's address has free low bits")
-      word |= QueuedChain.ownerRetained
-      if leavesPromiseGroup { word |= QueuedChain.leavesPromiseGroup }
-      _ = owner.retain()  // released once its chain has been told
-      queue(QueuedChain(owner: word, next: head), in: drain)
-      return
+      let rest = tellDispatches(head, owner: owner)
+      if rest != 0 {
+        var word = UInt(bitPattern: owner.toOpaque())
+        assert(word & QueuedChain.flagMask == 0, "an object's address has free low bits")
+        word |= QueuedChain.ownerRetained
+        if leavesPromiseGroup { word |= QueuedChain.leavesPromiseGroup }
+        _ = owner.retain()  // released once its chain has been told
+        queue(QueuedChain(owner: word, next: rest), in: drain)
+        return
+      }
     } else {
       tellAsDrain(head, owner: owner)
     }
     if leavesPromiseGroup { DispatchGroup.promises.leave() }
+  }
+
+  /// Inside a drain: tells the reactions of the chain that only dispatch, at once, and returns
+  /// the others, still linked in their order (0 if none), to be queued. So the blocks chained
+  /// with `then` and friends are dispatched in registration order, before any block chained
+  /// after the resolution, exactly as when nothing is queued.
+  private static func tellDispatches(_ head: UInt, owner: Unmanaged<AnyObject>) -> UInt {
+    var next = head
+    var rest: UInt = 0
+    var restTail: Unmanaged<Reaction>?
+    while next != 0 {
+      let bits = next
+      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+      // Read before telling it: a told reaction may at once be linked into another chain.
+      next = reaction._withUnsafeGuaranteedRef { $0.nextInChain.load(ordering: .relaxed) }
+      if reaction._withUnsafeGuaranteedRef({ $0.resolvesInlineWhenTold }) {
+        reaction._withUnsafeGuaranteedRef { $0.nextInChain.store(0, ordering: .relaxed) }
+        if let restTail {
+          restTail._withUnsafeGuaranteedRef { $0.nextInChain.store(bits, ordering: .relaxed) }
+        } else {
+          rest = bits
+        }
+        restTail = reaction
+      } else {
+        reaction.takeRetainedValue().observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+      }
+    }
+    return rest
   }
 
   /// The outermost resolution on this stack: tells its chain right here, each reaction
