@@ -219,35 +219,39 @@ final class DeepResolutionTests: XCTestCase {
 
   // MARK: Loops written the way users write them
 
-  /// A retry loop: each failed attempt's `recover` returns the next attempt.
+  /// A retry loop: each failed attempt's `recover` returns the next attempt; the last attempt
+  /// is returned as it is, and succeeds once everything else has failed.
   func testRecursiveRetryLoop() {
     let queue = queue
     checkDepth("retry loop (recover returning the next attempt)") { depth, built in
       let lastAttempt = Promise<Int>()
       @Sendable func attempt(_ left: Int) -> Promise<Int> {
-        if left == 0 { built() }
-        let outcome = left == 0 ? lastAttempt : Promise<Int>(TestError(left))
-        return outcome.recover(on: queue) { error in
-          left == 0 ? Promise(error) : attempt(left - 1)
+        if left == 0 {
+          built()
+          return lastAttempt
         }
+        return Promise<Int>(TestError(left)).recover(on: queue) { _ in attempt(left - 1) }
       }
       return (lastAttempt, attempt(depth))
     }
   }
 
-  /// A poll loop: `then` checks the state and returns the next poll until it is ready.
+  /// A poll loop: `then` checks the state and returns the next poll until it is ready; the
+  /// last poll waits for the state to change.
   func testRecursivePollLoop() {
     let queue = queue
     checkDepth("poll loop (then returning the next poll)") { depth, built in
-      let ready = Promise<Int>()
+      let stateChanged = Promise<Int>()
       @Sendable func poll(_ left: Int) -> Promise<Int> {
-        if left == 0 { built() }
-        let check = left == 0 ? ready.then(on: queue) { _ in true } : Promise(false)
-        return check.then(on: queue) { isReady -> Promise<Int> in
-          isReady ? ready : poll(left - 1)
+        if left == 0 {
+          built()
+          return stateChanged
+        }
+        return Promise(false).then(on: queue) { isReady -> Promise<Int> in
+          isReady ? Promise(0) : poll(left - 1)
         }
       }
-      return (ready, poll(depth))
+      return (stateChanged, poll(depth))
     }
   }
 
@@ -325,18 +329,25 @@ final class DeepResolutionTests: XCTestCase {
 
 /// The depths of `DeepResolutionTests`.
 enum DeepChain {
-  #if DEBUG
-    /// Unoptimized builds run a level several times slower: a depth that keeps each test
-    /// within a few seconds there (release builds run a million).
-    static let depth = TestScale.stress(200_000, sanitizerDivisor: 10)
-  #else
-    static let depth = TestScale.stress(1_000_000, sanitizerDivisor: 10)
-  #endif
+  /// A million levels in optimized builds (the slowest chain, `wrap` through a future
+  /// observer, takes about 6 s there on a 2-core machine). Unoptimized builds run a level
+  /// four to five times slower, so they go 250,000 deep (at most about 2 s per chain); the
+  /// sanitizers, slower still, a twentieth of that. Stack use independent of depth shows at
+  /// any of these: a frame per level would overflow the 64 KiB stack within a few hundred
+  /// levels (about 240 bytes a level before the resolution drain).
+  static let depth: Int = {
+    #if DEBUG
+      let depth = 250_000
+    #else
+      let depth = 1_000_000
+    #endif
+    return TestScale.runsUnderSanitizer && !TestScale.fullSizeRequested ? depth / 20 : depth
+  }()
   /// The depth whose stack use the deep chain's is compared with.
   static let shallow = 1_000
-  /// Each `timeout` arms a dispatch timer.
+  /// Each `timeout` arms a dispatch timer, which stays armed (an hour) after the test.
   static let timerDepth = depth / 10
-  /// Each suspended coroutine keeps its own stack.
+  /// Each suspended coroutine keeps a stack of its own (a few pages of memory).
   static let coroutineDepth = TestScale.stress(10_000, sanitizerDivisor: 10)
   /// Stack a deep resolution may use beyond a shallow one's: what varies from one run to the
   /// next whatever the depth (`free` consolidating the heap, a first use of a generic type),
