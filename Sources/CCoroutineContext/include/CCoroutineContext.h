@@ -118,21 +118,25 @@ void *cov_fiber_stack_base(const cov_fiber_t *fiber);
 // MARK: - Thread-local slots for the Swift layer
 
 /// Slots of per-thread state for Covenant's Swift code, which has no thread-local storage of
-/// its own. Slot meanings are defined by the Swift layer, except for the one the fiber layer
-/// itself keeps per stack:
+/// its own. The slot numbers are defined here, once; Swift reads them through `ThreadSlot`.
 enum {
-  /// The resolution drain (the promise core's trampoline) running on this stack, if any. It
-  /// belongs to a stack, not to a thread: cov_fiber_resume remembers the resumer's value and the
-  /// fiber's suspension or exit gives it back, so a fiber that suspends inside a drain never
-  /// leaves that drain installed on the thread it leaves (a fiber resumed inside a drain, on the
-  /// other hand, sees it, and queues what it resolves there).
+  /// The `CoroutineContext` whose body runs on this thread right now, unretained.
+  COV_TLS_SLOT_COROUTINE = 0,
+  /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
+  COV_TLS_SLOT_TURN = 1,
+  /// The `ResolutionDrain` (the promise core's trampoline) running on this stack, if any. It
+  /// belongs to a stack, not to a thread: cov_fiber_resume remembers the resumer's value, and
+  /// the fiber's suspension or exit gives it back, so a fiber that suspends inside a drain
+  /// never leaves that drain installed on the thread it leaves (a fiber resumed inside a drain,
+  /// on the other hand, sees it, and queues what it resolves there).
   COV_TLS_SLOT_RESOLUTION = 2,
   COV_TLS_SLOT_COUNT = 4
 };
 /// Thread-local storage of this library uses the initial-exec model: a fixed offset from the
 /// thread pointer, instead of a `__tls_get_addr` call per access (the default for position-
-/// independent code), which cost ~50 instructions on every promise block and coroutine switch.
-/// The library is linked into executables or loaded at start-up, where this model is valid.
+/// independent code), which would be paid on every promise block and coroutine switch (the
+/// cost is in the Performance article). The library is linked into executables or loaded at
+/// start-up, where this model is valid.
 #define COV_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 extern COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
@@ -163,8 +167,8 @@ void *cov_tls_load(int slot);
 void cov_tls_store(int slot, void *value);
 
 /// Whether the fiber moves its Swift exclusivity access set on every switch (default: yes; set it
-/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext,
-/// about 7 ns per resume+suspend here) are what allow a fiber suspended inside a dynamic exclusive
+/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext;
+/// their cost per resume+suspend is in the Performance article) are what allow a fiber suspended inside a dynamic exclusive
 /// access (`object.property += f()` where f suspends) to resume on ANOTHER thread, and they hide a
 /// suspended fiber's accesses from the code that runs meanwhile. A fiber that is always resumed
 /// on the thread it suspended on (e.g. a generator driven synchronously) may turn them off: its
