@@ -3,18 +3,21 @@ import Dispatch
 import Synchronization
 
 /// The promise core's trampoline: resolving a promise or future uses the same stack space
-/// however many promises adopt or forward its outcome.
+/// however many promises adopt or forward its outcome (Architecture.md, "Resolution at any
+/// depth").
 ///
 /// A resolution hands the observer chain it took from its cell to `notify`. When no resolution
-/// is being notified on this stack, that call becomes the *drain*: it tells the chain's
-/// reactions one after the other, and the resolutions those reactions make in turn — a promise
-/// that adopted the one just resolved, a `map` or `flatMap` future of it, a converted
+/// is being told on this stack, that call becomes the *drain*: it tells the chain's reactions
+/// one after the other, and the resolutions those reactions make in turn — a promise that
+/// adopted the one just resolved, a `map` or `flatMap` future of it, a converted
 /// `Promise`/`CoFuture` — do not recurse. Each of those resolves its cell at once (its value is
-/// readable, late observers run at once) but queues its chain here, and the same loop tells it
-/// right after the reaction that resolved it returns, before the next reaction of the chain
-/// being told. That is the order a recursive notification had, except that nested observers
-/// run after the resolving observer returns instead of inside its resolving call. (SwiftNIO's
-/// `CallbackList` runs `flatMap` chains from one loop for the same reason.)
+/// readable, late observers run at once) and tells the reactions of its chain that only
+/// dispatch (so `then` blocks keep their registration order), but queues the others here; the
+/// loop tells them right after the reaction that resolved them returns, before the next
+/// reaction of the chain being told. That is the order a recursive notification had, except
+/// that nested synchronous observers run after the observer that completed their future
+/// returns, not inside its call. (SwiftNIO's `CallbackList` runs `flatMap` chains from one loop
+/// for the same reason.)
 ///
 /// The drain lives in the frame of the outermost resolving call; further resolutions find it
 /// through the thread-local slot `ThreadSlot.resolution`. That slot belongs to a stack, not a
