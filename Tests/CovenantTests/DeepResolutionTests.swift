@@ -19,183 +19,107 @@ final class DeepResolutionTests: XCTestCase {
   // MARK: Promise operators that adopt a returned promise
 
   func testThenReturningAPendingPromise() {
-    checkDepth("then returning a promise") { depth, built in
-      let head = Promise<Int>()
-      let top = nestedThen(depth, head: head, on: queue, built: built)
-      return (head, top)
+    let queue = queue
+    checkNested("then returning a promise") { next in
+      Promise(()).then(on: queue) { _ in next() }
     }
   }
 
   func testRecoverReturningAPendingPromise() {
-    checkDepth("recover returning a promise") { depth, built in
-      let head = Promise<Int>()
-      let top = nestedRecover(depth, head: head, on: queue, built: built)
-      return (head, top)
+    let queue = queue
+    checkNested("recover returning a promise") { next in
+      Promise<Int>(TestError(1)).recover(on: queue) { _ in next() }
     }
   }
 
   func testWorkBlockReturningAPendingPromise() {
-    checkDepth("work block returning a promise") { depth, built in
-      let head = Promise<Int>()
-      let top = nestedWorkBlock(depth, head: head, on: queue, built: built)
-      return (head, top)
-    }
+    let queue = queue
+    checkNested("work block returning a promise") { next in Promise<Int>(on: queue) { next() } }
   }
 
   func testReduce() {
     checkDepth("reduce") { depth, built in
       defer { built() }
       let head = Promise<Int>()
-      let top = head.reduce(on: queue, 0..<depth) { total, _ in Promise(total) }
-      return (head, top)
+      return (head, head.reduce(on: queue, 0..<depth) { total, _ in Promise(total) })
     }
   }
 
   // MARK: Promise operators that forward an outcome
 
   func testAlways() {
-    checkDepth("always") { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = top.always(on: queue) {} }
-      return (head, top)
-    }
+    checkIterated("always") { [queue] in $0.always(on: queue) {} }
   }
 
   func testValidate() {
-    checkDepth("validate") { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = top.validate(on: queue) { _ in true } }
-      return (head, top)
-    }
+    checkIterated("validate") { [queue] in $0.validate(on: queue) { _ in true } }
   }
 
   func testTimeout() {
-    checkDepth("timeout", depth: DeepChain.timerDepth) { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = top.timeout(on: queue, 3_600) }
-      return (head, top)
-    }
+    checkIterated("timeout", depth: DeepChain.timerDepth) { [queue] in $0.timeout(on: queue, 3_600) }
   }
 
   func testRetry() {
-    checkDepth("retry") { depth, built in
-      let head = Promise<Int>()
-      let top = nestedRetry(depth, head: head, on: queue, built: built)
-      return (head, top)
-    }
+    let queue = queue
+    checkNested("retry") { next in retry(on: queue, attempts: 0) { next() } }
   }
 
   func testRace() {
-    checkDepth("race") { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = race(on: queue, [top]) }
-      return (head, top)
-    }
+    checkIterated("race") { [queue] in race(on: queue, [$0]) }
   }
 
   func testAll() {
-    checkDepth("all") { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = all(on: queue, [top]).then(on: queue) { $0[0] } }
-      return (head, top)
-    }
+    checkIterated("all") { [queue] in all(on: queue, [$0]).then(on: queue) { $0[0] } }
   }
 
   func testAny() {
-    checkDepth("any") { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = any(on: queue, [top]).then(on: queue) { $0[0].value ?? -1 } }
-      return (head, top)
-    }
+    checkIterated("any") { [queue] in any(on: queue, [$0]).then(on: queue) { $0[0].value ?? -1 } }
   }
 
+  /// `wrap` whose completion handler is called by an observer of the next level, synchronously
+  /// as the next level completes.
   func testWrapCompletedFromAFutureObserver() {
-    checkDepth("wrap") { depth, built in
-      let head = Promise<Int>()
-      let top = nestedWrap(depth, head: head, on: queue, built: built)
-      return (head, top)
+    let queue = queue
+    checkNested("wrap") { next in
+      wrap(on: queue) { (handler: @escaping @Sendable (Int) -> Void) in
+        CoFuture(next()).whenSuccess(handler)
+      }
     }
   }
 
   func testConversionsBetweenPromiseAndFuture() {
-    checkDepth("Promise(CoFuture(promise))") { depth, built in
-      defer { built() }
-      let head = Promise<Int>()
-      var top = head
-      for _ in 0..<depth { top = Promise(CoFuture(top)) }
-      return (head, top)
-    }
+    checkIterated("Promise(CoFuture(promise))") { Promise(CoFuture($0)) }
   }
 
   // MARK: CoFuture operators
 
   func testFutureMap() {
-    checkFutureDepth("CoFuture.map") { depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth { top = top.map { $0 } }
-      return (head, top, .success(42))
-    }
+    checkFutureIterated("CoFuture.map") { $0.map { $0 } }
   }
 
   func testFutureRecover() {
-    checkFutureDepth("CoFuture.recover", failHead: true) { depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth { top = top.recover { _ in 42 } }
-      return (head, top, .success(42))
-    }
+    checkFutureIterated("CoFuture.recover", failHead: true) { $0.recover { _ in 42 } }
   }
 
   func testFutureFlatMap() {
-    checkFutureDepth("CoFuture.flatMap") { depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth { top = top.flatMap { CoFuture(value: $0) } }
-      return (head, top, .success(42))
-    }
+    checkFutureIterated("CoFuture.flatMap") { $0.flatMap { CoFuture(value: $0) } }
   }
 
   func testFutureFlatMapResult() {
-    checkFutureDepth("CoFuture.flatMapResult") { depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth { top = top.flatMapResult { CoFuture(result: $0) } }
-      return (head, top, .success(42))
-    }
+    checkFutureIterated("CoFuture.flatMapResult") { $0.flatMapResult { CoFuture(result: $0) } }
   }
 
   func testFutureFlatMapError() {
-    checkFutureDepth("CoFuture.flatMapError", failHead: true) { depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth { top = top.flatMapError { _ in CoFuture(error: TestError(1)) } }
-      return (head, top, .failure(TestError(1)))
+    checkFutureIterated("CoFuture.flatMapError", failHead: true, expected: .failure(TestError(1))) {
+      $0.flatMapError { _ in CoFuture(error: TestError(1)) }
     }
   }
 
   func testCoPromiseCompletedWithAFuture() {
-    checkFutureDepth("CoPromise.complete(with:)") { depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth {
-        let next = CoPromise<Int>()
-        next.complete(with: top)
-        top = next
-      }
-      return (head, top, .success(42))
+    checkFutureIterated("CoPromise.complete(with:)") { top in
+      let next = CoPromise<Int>()
+      next.complete(with: top)
+      return next
     }
   }
 
@@ -205,15 +129,8 @@ final class DeepResolutionTests: XCTestCase {
   /// coroutine at once on the resolving thread. Each suspended coroutine holds a stack of its
   /// own, so the depth is bounded by memory (a few pages each), not by the promise core.
   func testCoroutinesAwaitingEachOther() {
-    checkFutureDepth("CoFuture(task:) awaiting the previous", depth: DeepChain.coroutineDepth) {
-      depth in
-      let head = CoPromise<Int>()
-      var top: CoFuture<Int> = head
-      for _ in 0..<depth {
-        let previous = top
-        top = CoFuture { try previous.await() }
-      }
-      return (head, top, .success(42))
+    checkFutureIterated("CoFuture(task:) awaiting the previous", depth: DeepChain.coroutineDepth) {
+      previous in CoFuture { try previous.await() }
     }
   }
 
@@ -299,16 +216,49 @@ final class DeepResolutionTests: XCTestCase {
       line: line)
   }
 
-  /// `checkDepth` for futures: the head is completed with 42 (or fails with `TestError(0)`
-  /// when `failHead`) and the far end must have `expected` once the completing call returns.
-  private func checkFutureDepth(
+  /// `checkDepth` for a chain built by recursion, as users write it: each level is `level`,
+  /// which calls `next` where the user's code would (inside its block) to get the level below;
+  /// the bottom one is the head.
+  private func checkNested(
+    _ name: String,
+    _ level: @escaping @Sendable (_ next: @escaping @Sendable () -> Promise<Int>) -> Promise<Int>,
+    file: StaticString = #filePath, line: UInt = #line
+  ) {
+    let build = { (depth: Int, built: @escaping @Sendable () -> Void) -> (Promise<Int>, Promise<Int>) in
+      let head = Promise<Int>()
+      return (head, nested(depth, head: head, built: built, level))
+    }
+    checkDepth(name, build, file: file, line: line)
+  }
+
+  /// `checkDepth` for a chain built by applying `step` to the head `depth` times.
+  private func checkIterated(
+    _ name: String, depth: Int = DeepChain.depth, _ step: (Promise<Int>) -> Promise<Int>,
+    file: StaticString = #filePath, line: UInt = #line
+  ) {
+    let build = { (depth: Int, built: @escaping @Sendable () -> Void) -> (Promise<Int>, Promise<Int>) in
+      defer { built() }
+      let head = Promise<Int>()
+      var top = head
+      for _ in 0..<depth { top = step(top) }
+      return (head, top)
+    }
+    checkDepth(name, depth: depth, build, file: file, line: line)
+  }
+
+  /// `checkDepth` for futures: a chain built by applying `step` to a `CoPromise` head `depth`
+  /// times; the head is completed with 42 (or fails with `TestError(0)` when `failHead`) and
+  /// the far end must have `expected` once the completing call returns.
+  private func checkFutureIterated(
     _ name: String, depth: Int = DeepChain.depth, failHead: Bool = false,
-    _ build: (Int) -> (head: CoPromise<Int>, top: CoFuture<Int>, expected: Result<Int, TestError>),
+    expected: Result<Int, TestError> = .success(42), _ step: (CoFuture<Int>) -> CoFuture<Int>,
     file: StaticString = #filePath, line: UInt = #line
   ) {
     var peaks: [Int] = []
     for levels in [DeepChain.shallow, depth] {
-      let (head, top, expected) = build(levels)
+      let head = CoPromise<Int>()
+      var top: CoFuture<Int> = head
+      for _ in 0..<levels { top = step(top) }
       let peak = StackProbe.peakStackUse {
         if failHead { head.fail(TestError(0)) } else { head.success(42) }
       }
@@ -355,70 +305,16 @@ enum DeepChain {
   static let slack = 4_096
 }
 
-// MARK: Chains built by recursion, as users write them
-
-/// `then` blocks each returning the next level's promise, still pending when returned.
-private func nestedThen(
-  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
+/// A chain `levels` deep built by recursion: `level` gets the builder of the level below.
+private func nested(
+  _ levels: Int, head: Promise<Int>, built: @escaping @Sendable () -> Void,
+  _ level: @escaping @Sendable (_ next: @escaping @Sendable () -> Promise<Int>) -> Promise<Int>
 ) -> Promise<Int> {
   if levels == 0 {
     built()
     return head
   }
-  return Promise(()).then(on: queue) { _ in
-    nestedThen(levels - 1, head: head, on: queue, built: built)
-  }
-}
-
-/// `recover` blocks each returning the next level's promise.
-private func nestedRecover(
-  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
-) -> Promise<Int> {
-  if levels == 0 {
-    built()
-    return head
-  }
-  return Promise<Int>(TestError(levels)).recover(on: queue) { _ in
-    nestedRecover(levels - 1, head: head, on: queue, built: built)
-  }
-}
-
-/// Work blocks (`Promise(on:_:)`) each returning the next level's promise.
-private func nestedWorkBlock(
-  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
-) -> Promise<Int> {
-  if levels == 0 {
-    built()
-    return head
-  }
-  return Promise<Int>(on: queue) { nestedWorkBlock(levels - 1, head: head, on: queue, built: built) }
-}
-
-/// `retry` whose work returns the next level's `retry`.
-private func nestedRetry(
-  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
-) -> Promise<Int> {
-  if levels == 0 {
-    built()
-    return head
-  }
-  return retry(on: queue, attempts: 0) {
-    nestedRetry(levels - 1, head: head, on: queue, built: built)
-  }
-}
-
-/// `wrap` whose completion handler is called by an observer of the next level (synchronously,
-/// as the next level completes).
-private func nestedWrap(
-  _ levels: Int, head: Promise<Int>, on queue: DispatchQueue, built: @escaping @Sendable () -> Void
-) -> Promise<Int> {
-  if levels == 0 {
-    built()
-    return head
-  }
-  return wrap(on: queue) { (handler: @escaping @Sendable (Int) -> Void) in
-    CoFuture(nestedWrap(levels - 1, head: head, on: queue, built: built)).whenSuccess(handler)
-  }
+  return level { nested(levels - 1, head: head, built: built, level) }
 }
 
 /// A byte stream read as chunks: `readAll` reads chunk after chunk with a `flatMap` that
