@@ -213,8 +213,10 @@ final class ResolutionOrderTests: XCTestCase {
     }
     XCTAssertNil(top.object)
     XCTAssertNil(futureTop.object)
-    print("deep-resolution: dropping unresolved chains depth \(depth): peak stack \(peak) bytes")
-    XCTAssertLessThan(peak, 16_384)
+    if let peak {
+      print("deep-resolution: dropping unresolved chains depth \(depth): peak stack \(peak) bytes")
+      XCTAssertLessThan(peak, 16_384)
+    }
     XCTAssertTrue(waitForPromises(timeout: 2))
   }
 }
