@@ -80,7 +80,9 @@ final class CoFutureTests: XCTestCase {
     promise.whenFailure { _ in log.append("failure") }
     promise.whenCanceled { log.append("canceled") }
     let done = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
+    // A dispatch worker rather than `Thread.detachNewThread`, whose `Thread` object
+    // swift-corelibs-foundation never releases (with everything its block captured).
+    DispatchQueue.global().async {
       completingThread.value = Thread.current
       promise.success(7)
       log.append("after success")  // every callback already ran
