@@ -56,7 +56,8 @@ final class DeepResolutionTests: XCTestCase {
   }
 
   func testTimeout() {
-    checkIterated("timeout", depth: DeepChain.timerDepth) { [queue] in $0.timeout(on: queue, 3_600) }
+    checkIterated("timeout", depth: DeepChain.timerDepth) { [queue] in $0.timeout(on: queue, 3_600)
+    }
   }
 
   func testRetry() {
@@ -198,7 +199,9 @@ final class DeepResolutionTests: XCTestCase {
   /// depths, with the stack use of the deep one no larger than the shallow one's.
   private func checkDepth(
     _ name: String, depth: Int = DeepChain.depth,
-    _ build: (Int, _ built: @escaping @Sendable () -> Void) -> (head: Promise<Int>, top: Promise<Int>),
+    _ build: (Int, _ built: @escaping @Sendable () -> Void) -> (
+      head: Promise<Int>, top: Promise<Int>
+    ),
     file: StaticString = #filePath, line: UInt = #line
   ) {
     var peaks: [Int?] = []
@@ -222,7 +225,8 @@ final class DeepResolutionTests: XCTestCase {
     _ level: @escaping @Sendable (_ next: @escaping @Sendable () -> Promise<Int>) -> Promise<Int>,
     file: StaticString = #filePath, line: UInt = #line
   ) {
-    let build = { (depth: Int, built: @escaping @Sendable () -> Void) -> (Promise<Int>, Promise<Int>) in
+    let build = {
+      (depth: Int, built: @escaping @Sendable () -> Void) -> (Promise<Int>, Promise<Int>) in
       let head = Promise<Int>()
       return (head, nested(depth, head: head, built: built, level))
     }
@@ -234,7 +238,8 @@ final class DeepResolutionTests: XCTestCase {
     _ name: String, depth: Int = DeepChain.depth, _ step: (Promise<Int>) -> Promise<Int>,
     file: StaticString = #filePath, line: UInt = #line
   ) {
-    let build = { (depth: Int, built: @escaping @Sendable () -> Void) -> (Promise<Int>, Promise<Int>) in
+    let build = {
+      (depth: Int, built: @escaping @Sendable () -> Void) -> (Promise<Int>, Promise<Int>) in
       defer { built() }
       let head = Promise<Int>()
       var top = head
@@ -368,4 +373,3 @@ private final class ChunkStream: @unchecked Sendable {
     }
   }
 }
-

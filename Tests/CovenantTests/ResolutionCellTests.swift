@@ -69,7 +69,8 @@ final class ResolutionCellTests: XCTestCase {
 
   func testErrorsWithPayloadsAreReleasedOnce() {
     checkError(PayloadError.failed(Tracked()), trackedPerError: 1)
-    checkError(WideError(a: Tracked(), b: Tracked(), c: Tracked(), d: Tracked()), trackedPerError: 4)
+    checkError(
+      WideError(a: Tracked(), b: Tracked(), c: Tracked(), d: Tracked()), trackedPerError: 4)
     checkError(ClassError(), trackedPerError: 1)
     checkError(CoFutureError.canceled, trackedPerError: 0)
   }
@@ -148,7 +149,8 @@ final class ResolutionCellTests: XCTestCase {
     _ value: @autoclosure () -> Value, inline: Bool, trackedPerValue: Int,
     file: StaticString = #filePath, line: UInt = #line
   ) {
-    XCTAssertEqual(ResolutionCell.storesInline(Value.self), inline, "\(Value.self)", file: file, line: line)
+    XCTAssertEqual(
+      ResolutionCell.storesInline(Value.self), inline, "\(Value.self)", file: file, line: line)
     let before = Tracked.live.load(ordering: .sequentiallyConsistent)
     do {
       let owner = CellOwner<Value>()
@@ -176,7 +178,8 @@ final class ResolutionCellTests: XCTestCase {
       let stored = error()
       XCTAssertNotNil(owner.cell.reject(stored), file: file, line: line)
       let copies = (0..<3).map { _ in owner.cell.loadError() }
-      XCTAssertEqual(String(describing: copies[2]), String(describing: stored), file: file, line: line)
+      XCTAssertEqual(
+        String(describing: copies[2]), String(describing: stored), file: file, line: line)
       guard case .failure = owner.cell.result(as: Int.self) else {
         return XCTFail("not rejected", file: file, line: line)
       }

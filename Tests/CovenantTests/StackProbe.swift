@@ -17,7 +17,8 @@ enum StackProbe {
   /// stack" elsewhere, and the sanitizer runtimes' own frames below the painting code are
   /// larger than the margin it leaves. There the stack is also four times `stackSize`, for the
   /// instrumented frames.
-  static func peakStackUse(stackSize: Int = 65_536, _ body: @escaping @Sendable () -> Void) -> Int? {
+  static func peakStackUse(stackSize: Int = 65_536, _ body: @escaping @Sendable () -> Void) -> Int?
+  {
     let done = DispatchSemaphore(value: 0)
     let peak = Box<Int?>(nil)
     let size = TestScale.runsUnderSanitizer ? 4 * stackSize : stackSize

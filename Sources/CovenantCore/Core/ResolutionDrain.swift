@@ -66,7 +66,8 @@ struct ResolutionDrain {
       !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == 0
     }
     if isLoneDispatch {
-      first.takeRetainedValue().observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+      first.takeRetainedValue().observedResolution(
+        of: owner, cell: ResolutionCell.address(in: owner))
     } else if let drain = cov_tls_get(ThreadSlot.resolution) {
       let rest = tellDispatches(head, owner: owner)
       if rest != 0 {
@@ -106,7 +107,8 @@ struct ResolutionDrain {
         }
         restTail = reaction
       } else {
-        reaction.takeRetainedValue().observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+        reaction.takeRetainedValue().observedResolution(
+          of: owner, cell: ResolutionCell.address(in: owner))
       }
     }
     return rest
@@ -199,7 +201,8 @@ struct ResolutionDrain {
   }
 
   /// Puts the chains queued since `mark` in the order they were queued (the first on top).
-  private static func reverseQueued(_ drain: UnsafeMutablePointer<ResolutionDrain>, from mark: Int) {
+  private static func reverseQueued(_ drain: UnsafeMutablePointer<ResolutionDrain>, from mark: Int)
+  {
     var low = mark
     var high = drain.pointee.count - 1
     while low < high {

@@ -46,7 +46,7 @@ final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
         derived.fulfillReturned(try map(value))
       } else if let passThrough {
         try passThrough(value)
-        assert(Derived.self == Source.self, "a pass-through step derives a promise of its source's type")
+        assert(Derived.self == Source.self, "a pass-through step derives its source's type")
         derived.fulfill(unsafeBitCast(value, to: Derived.self))
       }
     } catch {

@@ -40,7 +40,8 @@ enum DirectDispatch {
     #else
       // `__wrapped`, right after the two-word object header: verified by `isAvailable` before
       // any use (see above).
-      return object.load(fromByteOffset: 2 * MemoryLayout<UInt>.stride, as: UnsafeMutableRawPointer.self)
+      return object.load(
+        fromByteOffset: 2 * MemoryLayout<UInt>.stride, as: UnsafeMutableRawPointer.self)
     #endif
   }
 
