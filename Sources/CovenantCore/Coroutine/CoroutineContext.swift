@@ -288,7 +288,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   private func registerAwait(
     in cell: borrowing ResolutionCell
   ) throws(CoroutineError) -> (Unmanaged<AwaitReaction>, UInt64) {
-    if awaitReaction == nil { awaitReaction = AwaitReaction(self) }
+    if awaitReaction == nil {
+      awaitReaction = AwaitReaction(self, wakesInline: dispatchTarget == nil)
+    }
     let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
     let generation = try beginWait()
     let registered = reaction._withUnsafeGuaranteedRef { reaction in
@@ -314,6 +316,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     currentSchedulerIdentity = identity
     dispatchTarget = queue.map(DirectDispatchTarget.init)
     otherScheduler = queue == nil ? scheduler : nil
+    // Not in any chain between awaits (a cancelled await that might leave it behind drops it).
+    awaitReaction?.resolvesInlineWhenTold = queue == nil
     exit = .reschedule
     cov_fiber_suspend()
   }
