@@ -49,6 +49,14 @@ struct ChannelState<Element>: @unchecked Sendable {
     phase != .open || !receivers.isEmpty || isConflated || buffer.count < capacity
   }
 
+  /// `ChannelOperation.readinessBit` of each operation that would complete now.
+  @inlinable var readiness: UInt8 {
+    @inline(__always) get {
+      (isReceiveReady ? ReceiveOperation<Element>.readinessBit : 0)
+        | (isSendReady ? SendOperation<Element>.readinessBit : 0)
+    }
+  }
+
   /// Elements a receiver could get without waiting: buffered, plus those of waiting senders.
   @inlinable var count: Int { buffer.count + senders.count }
 
@@ -82,10 +90,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         let element = waiter.element.take()
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
         return element
       case .element(let element):
         return element
@@ -128,10 +136,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = receivers.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         waiter.element = element
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
         return true
       case .callback(let callback):
         effects.add(.callback(callback, .success(element)))
@@ -199,10 +207,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         waiter.error = .canceled
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
       case .element(let element):
         effects.drop([element])
       }
@@ -222,10 +230,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = receivers.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         waiter.error = error
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
       case .callback(let callback):
         effects.add(.callback(callback, .failure(error)))
       case .future(let future):

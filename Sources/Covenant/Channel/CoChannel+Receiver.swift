@@ -136,10 +136,14 @@ final class MappedReceiving<Base, Element>: ChannelReceiving, @unchecked Sendabl
   func whenCanceled(_ callback: @escaping @Sendable () -> Void) { base.whenCanceled(callback) }
   func whenComplete(_ callback: @escaping () -> Void) { base.whenComplete(callback) }
 
-  func selectCase<Output>(
-    _ body: @escaping (Result<Element, CoChannelError>) throws -> Output
-  ) -> any SelectCase<Output> {
+  func receiveNow() -> Result<Element, CoChannelError>? {
+    base.source.receiveNow().map { $0.map(transform) }
+  }
+
+  func initializeSelectSlot<Output>(
+    _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>
+  ) {
     let transform = transform
-    return base.source.selectCase { try body($0.map(transform)) }
+    base.source.initializeSelectSlot(slot, .result { try body.run(with: $0.map(transform)) })
   }
 }
