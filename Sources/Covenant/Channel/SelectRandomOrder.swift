@@ -1,59 +1,60 @@
 import Synchronization
 
-/// A uniformly random order of `0..<count`, drawn lazily (Fisher–Yates, one index at a time).
-/// Up to 16 indices are kept packed in one word (4 bits each), so the usual select allocates
-/// nothing; more go in an array.
+/// A uniformly random order of `0..<count`, drawn lazily (Fisher–Yates, one index at a time),
+/// for up to `maxCount` indices, kept packed in one word (4 bits each): no allocation.
+@usableFromInline
 struct SelectRandomOrder {
-  private var packed: UInt64 = 0
-  private var large: [Int] = []
-  private var remaining: Int
-  private var bits: UInt64 = 0
-  private var range: UInt64 = 0
+  @usableFromInline static var maxCount: Int { 16 }
+  @usableFromInline var packed: UInt64 = 0
+  @usableFromInline var remaining: Int
+  /// Random bits not used yet, 32 per pick.
+  @usableFromInline var bits: UInt64 = 0
+  @usableFromInline var picksInBits = 0
 
-  init(count: Int) {
+  @inlinable init(count: Int) {
+    precondition(count <= Self.maxCount)
     remaining = count
-    if count <= 16 {
-      for index in 0..<count { packed |= UInt64(index) << (4 * UInt64(index)) }
-    } else {
-      large = Array(0..<count)
-    }
+    for index in 0..<count { packed |= UInt64(index) << (4 * UInt64(index)) }
   }
 
-  mutating func next() -> Int? {
+  @inlinable mutating func next() -> Int? {
     guard remaining > 0 else { return nil }
-    let count = UInt64(remaining)
-    if range < count {
+    if picksInBits == 0 {
       bits = SelectRandom.next()
-      range = .max
+      picksInBits = 2
     }
-    let pick = Int(bits % count)
-    bits /= count
-    range /= count
+    // A random index below `remaining` from 32 random bits, by multiplication (no division).
+    let pick = UInt64(((bits & 0xFFFF_FFFF) &* UInt64(remaining)) >> 32)
+    bits >>= 32
+    picksInBits -= 1
     remaining -= 1
     // The pick leaves; the last remaining index takes its place.
-    if large.isEmpty {
-      let pickShift = 4 * UInt64(pick)
-      let lastShift = 4 * UInt64(remaining)
-      let chosen = Int((packed >> pickShift) & 0xF)
-      let last = (packed >> lastShift) & 0xF
-      packed = (packed & ~(0xF << pickShift)) | (last << pickShift)
-      return chosen
-    }
-    large.swapAt(pick, remaining)
-    return large.removeLast()
+    let chosen = (packed >> (4 * pick)) & 0xF
+    let last = (packed >> (4 * UInt64(remaining))) & 0xF
+    packed = (packed & ~(0xF << (4 * pick))) | (last << (4 * pick))
+    return Int(chosen)
   }
 }
 
 /// The random numbers of `selectUnbiased`: SplitMix64 over a shared counter seeded once from
 /// the system generator. Cheap (one atomic add), and good enough to pick among a few cases;
 /// not for anything that needs unpredictability.
+@usableFromInline
 enum SelectRandom {
   private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
 
+  @usableFromInline
   static func next() -> UInt64 {
     var z = counter.wrappingAdd(0x9E37_79B9_7F4A_7C15, ordering: .relaxed).newValue
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     return z ^ (z >> 31)
+  }
+
+  /// The same numbers as a `RandomNumberGenerator`.
+  @usableFromInline
+  struct Generator: RandomNumberGenerator {
+    @usableFromInline init() {}
+    @usableFromInline mutating func next() -> UInt64 { SelectRandom.next() }
   }
 }

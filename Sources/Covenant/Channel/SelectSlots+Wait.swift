@@ -12,10 +12,22 @@ extension SelectSlots {
   /// Tries the cases in a uniformly random order and performs the first that can complete
   /// without waiting, returning what its body returns: every ready case has the same chance.
   /// `nil` if none could.
-  @usableFromInline
+  @inlinable
   func attemptInRandomOrder() throws -> Output? {
+    if count > SelectRandomOrder.maxCount { return try attemptInShuffledOrder() }
     var order = SelectRandomOrder(count: count)
     while let index = order.next() {
+      let slot = self[index]
+      if let output = try slot.pointee.complete(slot, true) { return output }
+    }
+    return nil
+  }
+
+  /// `attemptInRandomOrder` for a select of many cases (it allocates the order).
+  @usableFromInline
+  func attemptInShuffledOrder() throws -> Output? {
+    var generator = SelectRandom.Generator()
+    for index in (0..<count).shuffled(using: &generator) {
       let slot = self[index]
       if let output = try slot.pointee.complete(slot, true) { return output }
     }
@@ -28,7 +40,7 @@ extension SelectSlots {
   /// - Throws: what the body throws; `CoroutineError.calledOutsideCoroutine`;
   ///   `CoroutineError.canceled` if the coroutine is cancelled first (no case is then
   ///   performed).
-  @usableFromInline
+  @inlinable
   func wait() throws -> Output {
     precondition(count > 0, "CoChannel.select needs at least one enabled case or a default")
     let coroutine = try CoroutineHandle.current()
