@@ -40,7 +40,7 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
 
   /// Wins the wait this waiter stands for (under the channel lock): its waker, to wake once
   /// the lock is released, or `nil` if someone else won it first (the waiter is stale).
-  @inlinable func claim() -> CoroutineResumer? {
+  @inlinable func claim() -> CoroutineWaker? {
     let waker = waker
     return waker.claim() ? waker : nil
   }

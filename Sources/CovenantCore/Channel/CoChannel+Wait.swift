@@ -19,7 +19,7 @@ extension ChannelState {
   /// coroutine is already waitable (a cancel or another `select` case may have won it).
   @inlinable
   mutating func enqueueOrPerform<Operation: ChannelOperation<Element>>(
-    _ operation: Operation, waiter: ChannelWaiter<Element>, waker: CoroutineResumer,
+    _ operation: Operation, waiter: ChannelWaiter<Element>, waker: CoroutineWaker,
     _ effects: inout ChannelEffects<Element>
   ) -> ChannelWaitStep<Result<Operation.Value, CoChannelError>> {
     guard operation.isReady(in: &self) else {

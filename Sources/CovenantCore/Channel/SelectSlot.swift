@@ -3,7 +3,7 @@
 enum SelectSlotStep {
   /// Queue a waiter woken through this waker, or perform the operation after winning the
   /// waker's claim if it is ready after all.
-  case register(CoroutineResumer)
+  case register(CoroutineWaker)
   /// The wait is over: keep the outcome a peer left, or take the waiter out of its queue.
   case withdraw
   /// The select is over: release everything the slot holds.
@@ -99,7 +99,7 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
   }
 
   @inlinable
-  static func register(_ slot: SelectSlot<Output>.Pointer, _ waker: CoroutineResumer)
+  static func register(_ slot: SelectSlot<Output>.Pointer, _ waker: CoroutineWaker)
     -> SelectSlotReply
   {
     let channel = channel(of: slot)
