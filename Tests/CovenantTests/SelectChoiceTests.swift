@@ -49,11 +49,11 @@ final class SelectChoiceTests: XCTestCase {
   }
 
   func testUnbiasedDoesNotStarveTicksBehindABusyStream() {
-    // A producer keeps `results` full; ticks arrive now and then. First-ready order would
-    // never take a tick while a result is ready; the unbiased select takes every one.
+    // A producer keeps `results` full; ticks arrive now and then, then the tick channel is
+    // closed. First-ready order would never take a tick (nor see the close) while a result is
+    // ready; the unbiased select takes every tick and sees the close.
     let results = CoChannel<Int>(capacity: 8)
     let ticks = CoChannel<Int>(capacity: 1)
-    let stop = CoChannel<Void>(bufferType: .none)
     let queue = DispatchQueue(label: "busy", attributes: .concurrent)
     let ticksSeen = Locked(0)
     let done = DispatchSemaphore(value: 0)
@@ -70,8 +70,9 @@ final class SelectChoiceTests: XCTestCase {
       while running {
         try CoChannel.selectUnbiased {
           $0.onReceive(results) { _ in }
-          $0.onReceive(ticks) { _ in seen += 1 }
-          $0.onReceive(stop) { running = false }
+          $0.onReceiveResult(ticks) { tick in
+            if case .success = tick { seen += 1 } else { running = false }
+          }
         }
       }
       ticksSeen.withLock { $0 = seen }
@@ -80,7 +81,7 @@ final class SelectChoiceTests: XCTestCase {
     }
     queue.startCoroutine {
       for tick in 0..<20 { try ticks.awaitSend(tick) }
-      try stop.awaitSend(())
+      ticks.close()
     }
     XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
     XCTAssertEqual(ticksSeen.withLock { $0 }, 20, "every tick was taken despite the busy stream")

@@ -42,7 +42,8 @@ extension SelectSlots {
   ///   performed).
   @inlinable
   func wait() throws -> Output {
-    precondition(count > 0, "CoChannel.select needs at least one enabled case or a default")
+    // fatalError, not precondition: an optimized build drops a precondition's message.
+    if count == 0 { fatalError("CoChannel.select needs at least one case or a default") }
     let coroutine = try CoroutineHandle.current()
     while true {
       do {
