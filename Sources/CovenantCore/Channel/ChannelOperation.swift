@@ -52,7 +52,7 @@ struct ReceiveOperation<Element>: ChannelOperation {
   }
 
   @inlinable func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>) {
-    state.receivers.append(.waiter(waiter))
+    state.appendReceiver(.waiter(waiter))
   }
 
   @inlinable func store(
@@ -90,7 +90,7 @@ struct SendOperation<Element>: ChannelOperation {
   }
 
   @inlinable func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>) {
-    state.senders.append(.waiter(waiter))
+    state.appendSender(.waiter(waiter))
   }
 
   @inlinable func store(_ outcome: Result<Void, CoChannelError>, in waiter: ChannelWaiter<Element>) {

@@ -31,7 +31,7 @@ extension CoChannel {
   public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
     let ready = locked { state, effects -> Result<Element, CoChannelError>? in
       let outcome = state.receiveNow(&effects)
-      if outcome == nil { state.receivers.append(.callback(callback)) }
+      if outcome == nil { state.appendReceiver(.callback(callback)) }
       return outcome
     }
     if let ready { callback(ready) }
@@ -44,7 +44,7 @@ extension CoChannel {
     let future = CoPromise<Element>()
     let ready = locked { state, effects -> Result<Element, CoChannelError>? in
       let outcome = state.receiveNow(&effects)
-      if outcome == nil { state.receivers.append(.future(future)) }
+      if outcome == nil { state.appendReceiver(.future(future)) }
       return outcome
     }
     if let ready {

@@ -55,7 +55,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// pass over a case that cannot complete without taking the channel's lock. Stored (plainly)
   /// at the end of every locked operation, so a thread that reads "not ready" is at worst a
   /// moment behind an operation that is completing concurrently — as if it had looked a
-  /// moment earlier.
+  /// moment earlier. (Operations that change the state without `locked` only ever make it
+  /// less ready, which the hint may lag behind.)
   /// (Allocated separately, so that `locked` reaches it without capturing the channel.)
   @usableFromInline let readiness: UnsafeMutablePointer<Atomic<UInt8>>
 
