@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cov_atomics.h"  // atomics and a lock for the Swift layer
+
 #ifdef __cplusplus
 extern "C" {
 #endif
