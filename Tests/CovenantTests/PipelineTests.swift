@@ -20,7 +20,9 @@ final class PipelineTests: XCTestCase {
   /// collector fills in, and the failures its handler saw.
   private func startPipeline(
     lines: [String]?, stop: CoChannel<Void>
-  ) -> (scope: CoScope, report: Locked<Report>, failures: Locked<[String]>, workersDone: Locked<Int>) {
+  ) -> (
+    scope: CoScope, report: Locked<Report>, failures: Locked<[String]>, workersDone: Locked<Int>
+  ) {
     let scope = CoScope()
     let failures = Locked([String]())
     scope.uncaughtErrorHandler = { failure in
@@ -55,7 +57,11 @@ final class PipelineTests: XCTestCase {
           try results.awaitSend(value)
         }
         // The input is finished: the last worker to see it closes the results.
-        if workersDone.withLock({ done -> Bool in done += 1; return done == 4 }) { results.close() }
+        let last = workersDone.withLock { done -> Bool in
+          done += 1
+          return done == 4
+        }
+        if last { results.close() }
       }
     }
     // Ticker.

@@ -45,7 +45,8 @@ final class SelectChoiceTests: XCTestCase {
       XCTAssertGreaterThan(count, 800, "case \(index) picked \(count) times of \(rounds)")
     }
     XCTAssertEqual(picks.withLock { $0.reduce(0, +) }, rounds, "exactly one case per round")
-    XCTAssertEqual(channels.map(\.count).reduce(0, +), 2, "the two cases not picked in the last round")
+    XCTAssertEqual(
+      channels.map(\.count).reduce(0, +), 2, "the two cases not picked in the last round")
   }
 
   func testUnbiasedDoesNotStarveTicksBehindABusyStream() {
@@ -168,7 +169,9 @@ final class SelectChoiceTests: XCTestCase {
     let result = Box("")
     queue.start {
       result.value = try CoChannel.select { select in
-        for (index, input) in inputs.enumerated() { select.onReceive(input) { "input \(index): \($0)" } }
+        for (index, input) in inputs.enumerated() {
+          select.onReceive(input) { "input \(index): \($0)" }
+        }
         select.onSend(large, Large()) { "sent large" }
         select.onReceive(other) { "other \($0)" }
       }
@@ -299,5 +302,75 @@ final class SelectChoiceTests: XCTestCase {
     a.cancel()
     queue.flush()
     XCTAssertEqual(result.value, "\(Result<Int, CoChannelError>.failure(.canceled))")
+  }
+}
+
+/// Send cases keep their element in the select's stack room when it fits, in a box when it does
+/// not (too large or too aligned); every shape is delivered once and released once.
+final class SelectPayloadShapeTests: XCTestCase {
+  private final class Tracked: @unchecked Sendable {
+    let value: Int
+    init(_ value: Int) { self.value = value }
+  }
+
+  private struct Wide: Equatable, Sendable {
+    var a = 1, b = 2, c = 3, d = 4, e = 5
+  }
+
+  private func sendThroughWaitingSelect<T: Equatable & Sendable>(_ element: T) -> T? {
+    let channel = CoChannel<T>(bufferType: .none)
+    let other = CoChannel<Int>(bufferType: .none)
+    let queue = CoQueue()
+    let sent = Box(false)
+    queue.start {
+      try CoChannel.select {
+        $0.onReceive(other) { _ in }
+        $0.onSend(channel, element) { sent.value = true }
+      }
+    }
+    queue.flush()
+    let received = channel.poll()
+    queue.flush()
+    XCTAssertTrue(sent.value)
+    XCTAssertFalse(other.offer(0), "the losing case left no waiter")
+    return received
+  }
+
+  func testEveryElementShapeIsDeliveredIntact() {
+    XCTAssertEqual(sendThroughWaitingSelect(7), 7)
+    XCTAssertEqual(sendThroughWaitingSelect("a string of some length"), "a string of some length")
+    XCTAssertEqual(sendThroughWaitingSelect(Wide()), Wide())  // boxed: too large
+    // Boxed: 16-byte aligned.
+    XCTAssertEqual(sendThroughWaitingSelect(SIMD4<Double>(1, 2, 3, 4)), SIMD4(1, 2, 3, 4))
+    let tracked = sendThroughWaitingSelect(ObjectIdentifier(Tracked.self))
+    XCTAssertEqual(tracked, ObjectIdentifier(Tracked.self))
+  }
+
+  private final class WeakRefs: @unchecked Sendable {
+    weak var small: Tracked?
+    weak var large: Tracked?
+  }
+
+  func testLosingSendCasesReleaseTheirElements() {
+    let refs = WeakRefs()
+    let ready = CoChannel<Int>()
+    coRun {
+      for _ in 0..<2 {
+        ready.offer(1)
+        let smallElement = Tracked(1)
+        let largeElement = (Tracked(2), Wide())
+        refs.small = smallElement
+        refs.large = largeElement.0
+        let full = CoChannel<Tracked>(bufferType: .none)
+        let fullLarge = CoChannel<(Tracked, Wide)>(bufferType: .none)
+        try CoChannel.select {
+          $0.onSend(full, smallElement) {}  // kept, then discarded
+          $0.onSend(fullLarge, largeElement) {}  // kept in a box, then discarded
+          $0.onReceive(ready) { _ in }
+        }
+      }
+    }
+    XCTAssertNil(refs.small, "the kept small element was released")
+    XCTAssertNil(refs.large, "the boxed element was released")
   }
 }

@@ -147,9 +147,12 @@ final class UncaughtErrorTests: XCTestCase {
   }
 
   func testWriteToStandardErrorFormat() {
-    let failure = UncaughtCoroutineError(error: Failure(tag: "x"), file: "Module/File.swift", line: 7)
-    XCTAssertEqual(failure.description, "Failure(tag: \"x\") (coroutine started at Module/File.swift:7)")
+    let failure = UncaughtCoroutineError(
+      error: Failure(tag: "x"), file: "Module/File.swift", line: 7)
+    XCTAssertEqual(
+      failure.description, "Failure(tag: \"x\") (coroutine started at Module/File.swift:7)")
     let unknown = UncaughtCoroutineError(error: Failure(tag: "y"), file: "?", line: 0)
-    XCTAssertEqual(unknown.description, "Failure(tag: \"y\") (coroutine started at an unknown place)")
+    XCTAssertEqual(
+      unknown.description, "Failure(tag: \"y\") (coroutine started at an unknown place)")
   }
 }

@@ -85,5 +85,8 @@ func benchC7(_ effort: Effort) {
     "C7", covenant: formatNanos(result.covenant), baselineName: "awaitReceive",
     baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 5.00",
     pass: result.ratio <= 5.0,
-    extra: ["3polls=\(formatNanos(measure(effort) { selectWorkload(.threePolls, n, queue: queue) }))", "poll=\(formatNanos(poll))", "selectUnbiased=\(formatNanos(unbiased))"])
+    extra: [
+      "3polls=\(formatNanos(measure(effort) { selectWorkload(.threePolls, n, queue: queue) }))",
+      "poll=\(formatNanos(poll))", "selectUnbiased=\(formatNanos(unbiased))",
+    ])
 }

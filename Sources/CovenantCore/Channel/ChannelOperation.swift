@@ -93,7 +93,8 @@ struct SendOperation<Element>: ChannelOperation {
     state.appendSender(.waiter(waiter))
   }
 
-  @inlinable func store(_ outcome: Result<Void, CoChannelError>, in waiter: ChannelWaiter<Element>) {
+  @inlinable func store(_ outcome: Result<Void, CoChannelError>, in waiter: ChannelWaiter<Element>)
+  {
     if case .failure(let error) = outcome { waiter.error = error }
     waiter.isDone = true
   }

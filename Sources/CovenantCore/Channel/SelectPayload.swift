@@ -30,9 +30,12 @@ struct SelectPayloadStorage {
   }
 
   /// Stores `value` in the uninitialized storage at `storage`.
-  @inlinable static func initialize<T>(_ storage: UnsafeMutablePointer<SelectPayloadStorage>, to value: T) {
+  @inlinable static func initialize<T>(
+    _ storage: UnsafeMutablePointer<SelectPayloadStorage>, to value: T
+  ) {
     let raw = UnsafeMutableRawPointer(storage)
     if holdsInline(T.self) {
+      assert(Int(bitPattern: raw) % MemoryLayout<T>.alignment == 0, "misaligned select payload")
       raw.initializeMemory(as: T.self, to: value)
     } else {
       raw.initializeMemory(as: SelectPayloadBox<T>.self, to: SelectPayloadBox(value))
@@ -40,14 +43,18 @@ struct SelectPayloadStorage {
   }
 
   /// The `T` stored at `storage` (which stays initialized).
-  @inlinable static func read<T>(_ storage: UnsafeMutablePointer<SelectPayloadStorage>, as type: T.Type) -> T {
+  @inlinable static func read<T>(
+    _ storage: UnsafeMutablePointer<SelectPayloadStorage>, as type: T.Type
+  ) -> T {
     let raw = UnsafeMutableRawPointer(storage)
     if holdsInline(T.self) { return raw.assumingMemoryBound(to: T.self).pointee }
     return raw.assumingMemoryBound(to: SelectPayloadBox<T>.self).pointee.value
   }
 
   /// Destroys the `T` stored at `storage`, leaving it uninitialized.
-  @inlinable static func destroy<T>(_ storage: UnsafeMutablePointer<SelectPayloadStorage>, as type: T.Type) {
+  @inlinable static func destroy<T>(
+    _ storage: UnsafeMutablePointer<SelectPayloadStorage>, as type: T.Type
+  ) {
     let raw = UnsafeMutableRawPointer(storage)
     // `move()` rather than `deinitialize(count:)`: the value is then destroyed as a value of
     // a known type, not through its metadata.

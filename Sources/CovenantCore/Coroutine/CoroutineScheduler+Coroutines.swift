@@ -31,7 +31,8 @@ extension CoroutineScheduler {
   /// coroutine was started (this one cannot).
   @_disfavoredOverload
   @preconcurrency
-  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void) {
+  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void)
+  {
     startCoroutine(in: scope, stackSize: nil, file: unknownStartFile, line: 0, task)
   }
 

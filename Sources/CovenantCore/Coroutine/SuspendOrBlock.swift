@@ -6,7 +6,8 @@ import Dispatch
 /// thread; calls after the first are ignored.
 ///
 /// - Throws: `CoroutineError.canceled` if the waiting coroutine is cancelled first.
-func suspendOrBlock(until register: (@escaping @Sendable () -> Void) -> Void) throws(CoroutineError) {
+func suspendOrBlock(until register: (@escaping @Sendable () -> Void) -> Void) throws(CoroutineError)
+{
   if CoroutineContext.currentUnmanaged != nil {
     let coroutine = try CoroutineHandle.current()
     try coroutine.suspend { waker in register { waker.resume() } }

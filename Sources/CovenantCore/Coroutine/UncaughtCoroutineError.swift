@@ -26,7 +26,8 @@ public struct UncaughtCoroutineError: Error, CustomStringConvertible, @unchecked
 
   /// `"<error> (coroutine started at <file>:<line>)"`.
   public var description: String {
-    line == 0 ? "\(error) (coroutine started at an unknown place)"
+    line == 0
+      ? "\(error) (coroutine started at an unknown place)"
       : "\(error) (coroutine started at \(file):\(line))"
   }
 }

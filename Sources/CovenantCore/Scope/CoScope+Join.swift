@@ -60,7 +60,9 @@ extension CoScope {
 
   /// This scope's handler, else the nearest enclosing scope's.
   var nearestUncaughtErrorHandler: (@Sendable (UncaughtCoroutineError) -> Void)? {
-    let (handler, parent) = state.withCriticalSection { ($0.uncaughtErrorHandler, $0.parent?.scope) }
+    let (handler, parent) = state.withCriticalSection {
+      ($0.uncaughtErrorHandler, $0.parent?.scope)
+    }
     return handler ?? parent?.nearestUncaughtErrorHandler
   }
 
