@@ -191,7 +191,6 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   /// Calls `callback` once if the channel is cancelled (at once if it already is), on the
   /// cancelling thread.
-  @preconcurrency
   public func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
     let runNow = state.withCriticalSection { state -> Bool in
       if state.phase == .canceled { return true }

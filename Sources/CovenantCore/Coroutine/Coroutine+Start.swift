@@ -15,7 +15,6 @@ extension Coroutine {
   /// with `file` and `line` as the start site. To continue on a known thread or queue, use
   /// `scheduler.startCoroutine` instead; for a result, `CoFuture(task:)`, which starts its
   /// coroutine the same way.
-  @preconcurrency
   public static func start(
     file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> Void
   ) {
@@ -27,7 +26,6 @@ extension Coroutine {
   /// SwiftCoroutine's exact signature, for `Coroutine.start(_:)` as a function value; calls go
   /// to `start(file:line:_:)`, which records where the coroutine was started.
   @_disfavoredOverload
-  @preconcurrency
   public static func start(_ task: @escaping @Sendable () throws -> Void) {
     start(file: unknownStartFile, line: 0, task)
   }

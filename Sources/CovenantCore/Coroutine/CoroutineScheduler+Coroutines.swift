@@ -18,7 +18,6 @@ extension CoroutineScheduler {
   /// ```
   ///
   /// `startCoroutine(in:stackSize:file:line:_:)` sets the stack size.
-  @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, file: StaticString = #fileID, line: UInt = #line,
     task: @escaping @Sendable () throws -> Void
@@ -30,7 +29,6 @@ extension CoroutineScheduler {
   /// function value; calls go to `startCoroutine(in:file:line:task:)`, which records where the
   /// coroutine was started (this one cannot).
   @_disfavoredOverload
-  @preconcurrency
   public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void)
   {
     startCoroutine(in: scope, stackSize: nil, file: unknownStartFile, line: 0, task)
@@ -54,7 +52,6 @@ extension CoroutineScheduler {
   ///     (filled in by the compiler).
   ///   - task: the coroutine's body; an error it throws ends the coroutine.
   @inlinable
-  @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
     _ task: @escaping @Sendable () throws -> Void

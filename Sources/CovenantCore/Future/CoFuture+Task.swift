@@ -10,7 +10,6 @@ extension CoFuture {
   /// let futures: [CoFuture<Int>] = ...
   /// let sum = CoFuture { try futures.reduce(0) { try $0 + $1.await() } }
   /// ```
-  @preconcurrency
   public convenience init(task: @escaping @Sendable () throws -> Value) {
     self.init()
     _ = startComputing(

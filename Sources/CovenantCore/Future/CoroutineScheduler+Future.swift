@@ -13,7 +13,6 @@ extension CoroutineScheduler {
   /// `future.join()` (and `CoScope.join()`, if the future is added to a scope) waits until the
   /// body has really ended, even after a cancel has failed the future.
   /// `coroutineFuture(stackSize:file:line:_:)` sets the stack size.
-  @preconcurrency
   public func coroutineFuture<T>(
     file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
@@ -23,7 +22,6 @@ extension CoroutineScheduler {
   /// SwiftCoroutine's exact signature, so that `scheduler.coroutineFuture` works as a function
   /// value; calls go to `coroutineFuture(file:line:_:)`.
   @_disfavoredOverload
-  @preconcurrency
   public func coroutineFuture<T>(_ task: @escaping @Sendable () throws -> T) -> CoFuture<T> {
     CoroutineFuture(scheduler: self, stackSize: nil, file: unknownStartFile, line: 0, task: task)
   }
@@ -36,7 +34,6 @@ extension CoroutineScheduler {
   ///     If no stack can be had, the future fails with `CoroutineStartError`.
   ///   - file, line: where the coroutine is started (filled in by the compiler).
   ///   - task: the coroutine's body; the future completes with what it returns or throws.
-  @preconcurrency
   public func coroutineFuture<T>(
     stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
     _ task: @escaping @Sendable () throws -> T
