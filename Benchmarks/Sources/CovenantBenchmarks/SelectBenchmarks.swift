@@ -8,12 +8,16 @@ import Dispatch
 enum SelectShape {
   /// `select` of three receive cases, the third one ready (C7 itself).
   case select
+  /// `select` of the same three cases with the ready one first (context figure).
+  case readyFirst
   /// `selectUnbiased` of the same three cases (context figure).
   case unbiased
   /// `awaitReceive()` on the ready channel (C7's baseline).
   case awaitReceive
   /// `poll()` on the ready channel (the floor: "the same work as a poll").
   case poll
+  /// `poll()` on each of the three channels until one gives an element (what a select that
+  /// locked every channel would at least cost).
   case threePolls
 }
 
@@ -43,6 +47,14 @@ func selectWorkload(_ shape: SelectShape, _ n: Int, queue: DispatchQueue) -> Dou
             select.onReceive(ready) { $0 }
           }
         }
+      case .readyFirst:
+        for _ in 0..<block {
+          sum &+= try CoChannel.select { select in
+            select.onReceive(ready) { $0 }
+            select.onReceive(quiet1) { $0 }
+            select.onReceive(quiet2) { $0.count }
+          }
+        }
       case .unbiased:
         for _ in 0..<block {
           sum &+= try CoChannel.selectUnbiased { select in
@@ -69,8 +81,9 @@ func selectWorkload(_ shape: SelectShape, _ n: Int, queue: DispatchQueue) -> Dou
 }
 
 /// C7: a `select` of three receive cases with one ready (the last), in a coroutine, against a
-/// plain `awaitReceive` on the ready channel in the same run. Also prints `poll()` and
-/// `selectUnbiased` for context. Per call.
+/// plain `awaitReceive` on the ready channel in the same run. Also prints, for context, the
+/// same select with the ready case first, three `poll()`s, one `poll()` and `selectUnbiased`.
+/// Per call.
 func benchC7(_ effort: Effort) {
   let n = effort.scaled(200_000, quick: 50_000)
   let queue = DispatchQueue(label: "bench.c7")
@@ -79,6 +92,8 @@ func benchC7(_ effort: Effort) {
     covenant: { selectWorkload(.select, n, queue: queue) },
     baseline: { selectWorkload(.awaitReceive, n, queue: queue) })
   noteSamples("C7", result)
+  let readyFirst = measure(effort) { selectWorkload(.readyFirst, n, queue: queue) }
+  let threePolls = measure(effort) { selectWorkload(.threePolls, n, queue: queue) }
   let poll = measure(effort) { selectWorkload(.poll, n, queue: queue) }
   let unbiased = measure(effort) { selectWorkload(.unbiased, n, queue: queue) }
   report(
@@ -86,7 +101,7 @@ func benchC7(_ effort: Effort) {
     baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 5.00",
     pass: result.ratio <= 5.0,
     extra: [
-      "3polls=\(formatNanos(measure(effort) { selectWorkload(.threePolls, n, queue: queue) }))",
+      "readyFirst=\(formatNanos(readyFirst))", "3polls=\(formatNanos(threePolls))",
       "poll=\(formatNanos(poll))", "selectUnbiased=\(formatNanos(unbiased))",
     ])
 }
