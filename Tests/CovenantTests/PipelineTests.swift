@@ -16,10 +16,11 @@ final class PipelineTests: XCTestCase {
     var ending = ""
   }
 
-  /// The pipeline over `lines` (produced forever if `nil`): returns the scope, the report the
-  /// collector fills in, and the failures its handler saw.
+  /// The pipeline over `lines` (produced forever if `nil`; the input is closed after them
+  /// unless `closesInput` is false): returns the scope, the report the collector fills in, and
+  /// the failures its handler saw.
   private func startPipeline(
-    lines: [String]?, stop: CoChannel<Void>
+    lines: [String]?, closesInput: Bool = true, stop: CoChannel<Void>
   ) -> (
     scope: CoScope, report: Locked<Report>, failures: Locked<[String]>, workersDone: Locked<Int>
   ) {
@@ -47,7 +48,7 @@ final class PipelineTests: XCTestCase {
           index += 1
         }
       }
-      input.close()
+      if closesInput { input.close() } else { try CoPromise<Void>().await() }
     }
     // Workers: throwing iteration, so a cancel is not mistaken for the end of the input.
     for _ in 0..<4 {
@@ -124,7 +125,10 @@ final class PipelineTests: XCTestCase {
     var lines = (0..<5_000).map { "\($0 % 10)" }
     lines[1_500] = "garbage"
     let stop = CoChannel<Void>(bufferType: .none)
-    let (scope, report, failures, workersDone) = startPipeline(lines: lines, stop: stop)
+    // The input is never closed: the workers can end only by the cancel, which they must see
+    // as one (with the plain iterator they would end as if the input were finished).
+    let (scope, report, failures, workersDone) = startPipeline(
+      lines: lines, closesInput: false, stop: stop)
     // Nobody cancels from outside: the worker's uncaught error does, through the handler.
     let deadline = DispatchTime.now() + 30
     while !scope.isCanceled, DispatchTime.now() < deadline { usleep(1_000) }
