@@ -80,6 +80,7 @@ struct cov_fiber {
   cov_fiber_entry_t entry;
   void *argument;
   void *exclusivity[2];     // Swift's per-task exclusivity access set, moved on every switch
+  void *resumer_resolution; // the resumer's COV_TLS_SLOT_RESOLUTION, given back when switching to it
   cov_stack_t stack;
   bool started;
   bool running;
@@ -125,6 +126,13 @@ static __attribute__((noinline)) thread_state_t *fresh_thread_state(void) {
   return &thread_state;
 }
 
+// The thread-local slots as seen from code that may run on another thread than earlier in the
+// same function (see fresh_thread_state).
+static __attribute__((noinline)) void **fresh_tls_slots(void) {
+  __asm__ volatile("" ::: "memory");
+  return cov_tls_slots;
+}
+
 // MARK: - Entry
 
 static void fiber_main(cov_transfer_t transfer) {
@@ -138,6 +146,7 @@ static void fiber_main(cov_transfer_t transfer) {
   // The entry returned (possibly on another thread than the one we started on): leave for good.
   thread_state_t *state = fresh_thread_state();
   state->current = fiber->previous;
+  fresh_tls_slots()[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
@@ -199,6 +208,7 @@ void cov_fiber_resume(cov_fiber_t *fiber) {
 
   fiber->previous = state->current;
   state->current = fiber;
+  fiber->resumer_resolution = cov_tls_slots[COV_TLS_SLOT_RESOLUTION];
   fiber->started = true;
   fiber->running = true;
   COV_EXCLUSIVITY_ENTER(fiber);
@@ -222,6 +232,7 @@ void cov_fiber_suspend(void) {
   if (__builtin_expect(fiber == NULL, 0)) misuse("cov_fiber_suspend outside a fiber");
 
   state->current = fiber->previous;
+  cov_tls_slots[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
 #if defined(COV_TSAN)

@@ -6,9 +6,11 @@ final class AwaitReaction: Reaction, @unchecked Sendable {
   let coroutine: CoroutineContext
   let generation = Atomic<UInt64>(0)
 
-  init(_ coroutine: CoroutineContext) {
+  /// `wakesInline`: whether waking the coroutine may run it on the spot (a scheduler other
+  /// than a dispatch queue, whose wake-up is a hand-off or an `async`).
+  init(_ coroutine: CoroutineContext, wakesInline: Bool) {
     self.coroutine = coroutine
-    super.init()
+    super.init(resolvesInlineWhenTold: wakesInline)
   }
 
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {

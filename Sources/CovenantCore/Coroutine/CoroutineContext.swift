@@ -263,7 +263,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// closure or waker value in between.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
-    if awaitReaction == nil { awaitReaction = AwaitReaction(self) }
+    if awaitReaction == nil {
+      awaitReaction = AwaitReaction(self, wakesInline: dispatchTarget == nil)
+    }
     // Unretained: `awaitReaction` keeps it alive until this await drops it (below).
     let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
     let generation = try beginWait()
@@ -290,6 +292,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     currentSchedulerIdentity = identity
     dispatchTarget = queue.map(DirectDispatchTarget.init)
     otherScheduler = queue == nil ? scheduler : nil
+    // Not in any chain between awaits (a cancelled await that might leave it behind drops it).
+    awaitReaction?.resolvesInlineWhenTold = queue == nil
     exit = .reschedule
     cov_fiber_suspend()
   }
