@@ -45,8 +45,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   let startFile: StaticString
   let startLine: UInt
   /// The scope it was started in (`startCoroutine(in:)`), whose handler gets an error its body
-  /// throws. Weak: a scope's owner decides its lifetime, not the coroutines in it.
-  weak var scope: CoScope?
+  /// throws; `nil` for most coroutines, which then carry no weak reference (a weak field costs
+  /// runtime calls on every coroutine's creation and destruction).
+  var scopeLink: WeakScopeLink?
 
   let wait = WaitState()
   private var generation: UInt64 = 0
@@ -197,7 +198,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     do { try body?() } catch {
       // A coroutine's error ends it. (Futures started with `coroutineFuture` capture theirs:
       // their bodies never throw.)
-      UncaughtErrors.report(error, scope: scope, file: startFile, line: startLine)
+      UncaughtErrors.report(error, scope: scopeLink?.scope, file: startFile, line: startLine)
     }
     exit = .finished
   }

@@ -69,7 +69,7 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
   /// waited for by `join()`, its uncaught errors given to the scope's handler.
   @usableFromInline
   func addCoroutine(_ coroutine: CoroutineContext) {
-    coroutine.scope = self
+    coroutine.scopeLink = WeakScopeLink(self)
     track(coroutine)
     addCancellable(coroutine)
   }
@@ -137,5 +137,12 @@ struct WeakCancellable {
 
 struct WeakScope {
   weak var scope: CoScope?
+  init(_ scope: CoScope) { self.scope = scope }
+}
+
+/// A coroutine's weak reference to the scope it was started in, allocated only for coroutines
+/// started in one.
+final class WeakScopeLink: Sendable {
+  weak let scope: CoScope?
   init(_ scope: CoScope) { self.scope = scope }
 }
