@@ -181,6 +181,12 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       id: "C4", covenant: { c4Covenant($0) }, baseline: { _ = rawFiberRoundTrip($0) },
       baselineName: "fiber round trip"),
     Workload(
+      id: "C7", covenant: { selectWorkload(.select, $0, queue: serial) },
+      baseline: { selectWorkload(.awaitReceive, $0, queue: serial) }, baselineName: "awaitReceive"),
+    Workload(
+      id: "C7P", covenant: { selectWorkload(.unbiased, $0, queue: serial) },
+      baseline: { selectWorkload(.poll, $0, queue: serial) }, baselineName: "poll"),
+    Workload(
       id: "A1", covenant: { a1Covenant($0, queue: serial) }, baseline: { a1Baseline($0) },
       baselineName: "Task.value"),
   ]

@@ -39,9 +39,18 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// started after another finished reuses its warm stack from the pool.
   private var fiber: OpaquePointer?
   private let stackSize: Int
-  private let onStartFailure: ((any Error) -> Void)?
+  /// Dropped when the coroutine finishes: it may refer to an object that keeps the coroutine
+  /// (a `coroutineFuture`'s future).
+  private var onStartFailure: ((any Error) -> Void)?
   private var body: (() throws -> Void)?
   var exit = Exit.suspend
+  /// Where the coroutine was started, for the report of an error its body throws.
+  let startFile: StaticString
+  let startLine: UInt
+  /// The scope it was started in (`startCoroutine(in:)`), whose handler gets an error its body
+  /// throws; `nil` for most coroutines, which then carry no weak reference (a weak field costs
+  /// runtime calls on every coroutine's creation and destruction).
+  var scopeLink: WeakScopeLink?
 
   let wait = WaitState()
   private var generation: UInt64 = 0
@@ -72,8 +81,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ///   for the first slice; by default the failure is reported on stderr.
   @usableFromInline init(
     scheduler: any CoroutineScheduler, stackSize: Int = 0,
-    onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
+    onStartFailure: ((any Error) -> Void)? = nil, file: StaticString, line: UInt,
+    body: @escaping () throws -> Void
   ) {
+    startFile = file
+    startLine = line
     let (identity, queue) = classifyScheduler(scheduler)
     currentSchedulerIdentity = identity
     dispatchTarget = queue.map(DirectDispatchTarget.init)
@@ -87,7 +99,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
   /// an existential).
   @usableFromInline
-  init(queue: DispatchQueue, stackSize: Int, body: @escaping () throws -> Void) {
+  init(
+    queue: DispatchQueue, stackSize: Int, file: StaticString, line: UInt,
+    body: @escaping () throws -> Void
+  ) {
+    startFile = file
+    startLine = line
     dispatchTarget = DirectDispatchTarget(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
     self.stackSize = max(0, stackSize)
@@ -185,13 +202,16 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   func runBody() {
     let body = self.body.take()  // moved out: no copy of the closure's context
     do { try body?() } catch {
-      // A coroutine's error ends it; futures started with `coroutineFuture` capture it.
+      // A coroutine's error ends it. (Futures started with `coroutineFuture` capture theirs:
+      // their bodies never throw.)
+      UncaughtErrors.report(error, scope: scopeLink?.scope, file: startFile, line: startLine)
     }
     exit = .finished
   }
 
   private func finish() {
     awaitReaction = nil
+    onStartFailure = nil
     finished.store(true, ordering: .sequentiallyConsistent)
     if hasCallbacks.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
   }

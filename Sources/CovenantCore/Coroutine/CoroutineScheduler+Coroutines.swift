@@ -5,8 +5,10 @@ extension CoroutineScheduler {
   ///
   /// Inside `task`, `await` calls suspend the coroutine instead of blocking the thread; after
   /// each one the coroutine continues on this scheduler. An error thrown by `task` ends the
-  /// coroutine (use `coroutineFuture` to observe it). With a `scope`, cancelling the scope
-  /// cancels the coroutine.
+  /// coroutine and goes to the uncaught-error handler (`CoScope.uncaughtErrorHandler` of
+  /// `scope`, else `Coroutine.uncaughtErrorHandler`), with `file` and `line` as the start site;
+  /// use `coroutineFuture` to get the error instead. With a `scope`, cancelling the scope
+  /// cancels the coroutine, and `scope.join()` waits for it to end.
   ///
   /// ```swift
   /// DispatchQueue.main.startCoroutine {
@@ -15,38 +17,53 @@ extension CoroutineScheduler {
   /// }
   /// ```
   ///
-  /// SwiftCoroutine's exact signature, so `startCoroutine(in:task:)` also works with the label
-  /// and as a function value; `startCoroutine(in:stackSize:_:)` sets the stack size.
-  @preconcurrency
-  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void) {
-    startCoroutine(in: scope, stackSize: nil, task)
+  /// `startCoroutine(in:stackSize:file:line:_:)` sets the stack size.
+  public func startCoroutine(
+    in scope: CoScope? = nil, file: StaticString = #fileID, line: UInt = #line,
+    task: @escaping @Sendable () throws -> Void
+  ) {
+    startCoroutine(in: scope, stackSize: nil, file: file, line: line, task)
+  }
+
+  /// SwiftCoroutine's exact signature, so that `scheduler.startCoroutine(in:task:)` works as a
+  /// function value; calls go to `startCoroutine(in:file:line:task:)`, which records where the
+  /// coroutine was started (this one cannot).
+  @_disfavoredOverload
+  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void)
+  {
+    startCoroutine(in: scope, stackSize: nil, file: unknownStartFile, line: 0, task)
   }
 
   /// Starts a coroutine that runs `task` on this scheduler, on a stack of `stackSize` bytes;
-  /// otherwise the same as `startCoroutine(in:task:)`.
+  /// otherwise the same as `startCoroutine(in:file:line:task:)`.
   ///
   /// ```swift
   /// DispatchQueue.global().startCoroutine(stackSize: 1 << 20) { try parseDeeplyNested(input) }
   /// ```
   ///
   /// - Parameters:
-  ///   - scope: cancelling this scope (or its deinit) cancels the coroutine.
+  ///   - scope: cancelling this scope (or its deinit) cancels the coroutine; `scope.join()`
+  ///     waits for it; the scope's uncaught-error handler gets an error it throws.
   ///   - stackSize: bytes of stack for this coroutine; `nil` uses
   ///     `Coroutine.defaultStackSize`. The stack is allocated when the coroutine first runs; a
   ///     coroutine that cannot get one (address space exhausted) does not run, and the failure
   ///     is reported on stderr.
+  ///   - file, line: where the coroutine is started, for the report of an error it throws
+  ///     (filled in by the compiler).
   ///   - task: the coroutine's body; an error it throws ends the coroutine.
   @inlinable
-  @preconcurrency
   public func startCoroutine(
-    in scope: CoScope? = nil, stackSize: Int?, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
     let coroutine =
       Self.self == DispatchQueue.self
       ? CoroutineContext(
-        queue: _identityCast(self, to: DispatchQueue.self), stackSize: stackSize ?? 0, body: task)
-      : CoroutineContext(scheduler: self, stackSize: stackSize ?? 0, body: task)
-    scope?.add(coroutine)
+        queue: _identityCast(self, to: DispatchQueue.self), stackSize: stackSize ?? 0,
+        file: file, line: line, body: task)
+      : CoroutineContext(
+        scheduler: self, stackSize: stackSize ?? 0, file: file, line: line, body: task)
+    scope?.addCoroutine(coroutine)
     coroutine.start()
   }
 

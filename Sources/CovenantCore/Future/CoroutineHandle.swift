@@ -3,14 +3,18 @@ import Dispatch
 /// The current coroutine, as seen by the `@inlinable` (client-specialized) code of futures and
 /// channels: a non-generic bridge to `CoroutineContext`, so that generic hot paths can be
 /// specialized in client modules while the coroutine machinery stays internal.
+///
+/// Only for code running inside the coroutine itself, which holds it unretained: the
+/// coroutine's own first frame keeps it alive while its body runs.
 @usableFromInline
 struct CoroutineHandle {
-  let context: CoroutineContext
+  unowned(unsafe) let context: CoroutineContext
 
   /// The coroutine running this code, or `CoroutineError.calledOutsideCoroutine`.
   @usableFromInline
   static func current() throws(CoroutineError) -> CoroutineHandle {
-    CoroutineHandle(context: try CoroutineContext.requireCurrent())
+    guard let current = CoroutineContext.currentUnmanaged else { throw .calledOutsideCoroutine }
+    return current._withUnsafeGuaranteedRef { CoroutineHandle(context: $0) }
   }
 
   /// `CoroutineContext.suspend`: waits until a waker handed to `register` wins and wakes it.

@@ -10,11 +10,20 @@ extension CoroutineScheduler {
   /// }
   /// ```
   ///
-  /// SwiftCoroutine's exact signature, so `scheduler.coroutineFuture` also works as a function
-  /// value; `coroutineFuture(stackSize:_:)` sets the stack size.
-  @preconcurrency
+  /// `future.join()` (and `CoScope.join()`, if the future is added to a scope) waits until the
+  /// body has really ended, even after a cancel has failed the future.
+  /// `coroutineFuture(stackSize:file:line:_:)` sets the stack size.
+  public func coroutineFuture<T>(
+    file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> T
+  ) -> CoFuture<T> {
+    CoroutineFuture(scheduler: self, stackSize: nil, file: file, line: line, task: task)
+  }
+
+  /// SwiftCoroutine's exact signature, so that `scheduler.coroutineFuture` works as a function
+  /// value; calls go to `coroutineFuture(file:line:_:)`.
+  @_disfavoredOverload
   public func coroutineFuture<T>(_ task: @escaping @Sendable () throws -> T) -> CoFuture<T> {
-    CoFuture(scheduler: self, stackSize: nil, task: task)
+    CoroutineFuture(scheduler: self, stackSize: nil, file: unknownStartFile, line: 0, task: task)
   }
 
   /// Starts a coroutine running `task` on this scheduler, on a stack of `stackSize` bytes, and
@@ -23,11 +32,12 @@ extension CoroutineScheduler {
   /// - Parameters:
   ///   - stackSize: bytes of stack for the coroutine; `nil` uses `Coroutine.defaultStackSize`.
   ///     If no stack can be had, the future fails with `CoroutineStartError`.
+  ///   - file, line: where the coroutine is started (filled in by the compiler).
   ///   - task: the coroutine's body; the future completes with what it returns or throws.
-  @preconcurrency
   public func coroutineFuture<T>(
-    stackSize: Int?, _ task: @escaping @Sendable () throws -> T
+    stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoFuture(scheduler: self, stackSize: stackSize, task: task)
+    CoroutineFuture(scheduler: self, stackSize: stackSize, file: file, line: line, task: task)
   }
 }
