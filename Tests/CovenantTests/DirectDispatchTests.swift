@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-@testable import CovenantCore
+import CovenantCore
 
 /// `DirectDispatch` (Architecture.md, "The promise core: cells and reactions"): promise blocks
 /// and coroutine slices are handed to libdispatch with `dispatch_async_f`, the queue's

@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 import XCTest
 
-@testable import CovenantCore
+import CovenantCore
 
 /// The storage rules of `ResolutionCell` (Architecture.md, "The promise core: cells and
 /// reactions"), checked on the cell itself: which values live in its three words and which in

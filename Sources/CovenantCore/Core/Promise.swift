@@ -41,7 +41,7 @@ public final class Promise<Value>: @unchecked Sendable {
   public typealias Do<T> = () throws -> T
 
   /// The state and observers; the first stored property (see `ResolutionCell.offsetInOwner`).
-  @usableFromInline let cell: ResolutionCell
+  @usableFromInline package let cell: ResolutionCell
 
   /// Whether this promise still counts in `DispatchGroup.promises`. Kept apart from `cell`
   /// because `deinit` runs unspecialized, where reading the generic cell costs runtime

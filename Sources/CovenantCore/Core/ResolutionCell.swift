@@ -29,7 +29,7 @@ import Synchronization
 /// The owner must call `destroyPayload(as:)` in its `deinit`: the cell itself does not know
 /// the value's type.
 @usableFromInline
-struct ResolutionCell: ~Copyable {
+package struct ResolutionCell: ~Copyable {
   @usableFromInline let status: Atomic<UInt8>
   @usableFromInline let word0: Atomic<UInt>
   @usableFromInline let word1: Atomic<UInt>
@@ -41,7 +41,7 @@ struct ResolutionCell: ~Copyable {
   /// The reactions registered while pending, in registration order.
   @usableFromInline let chain: Mutex<ReactionChain>
 
-  @inlinable init() {
+  @inlinable package init() {
     status = Atomic(CellStatus.pending)
     word0 = Atomic(0)
     word1 = Atomic(0)
@@ -85,7 +85,7 @@ struct ResolutionCell: ~Copyable {
 
   /// The cell of `owner`, a `Promise` or `CoFuture`: valid as long as `owner` is alive, which
   /// is what reactions are told (they retain `owner` to keep using it).
-  @inlinable static func address(in owner: Unmanaged<AnyObject>) -> UnsafeRawPointer {
+  @inlinable package static func address(in owner: Unmanaged<AnyObject>) -> UnsafeRawPointer {
     UnsafeRawPointer(owner.toOpaque()) + offsetInOwner
   }
 
@@ -99,7 +99,7 @@ struct ResolutionCell: ~Copyable {
   }
 
   /// Destroys the value or error; the owner's `deinit` calls it once, with its value type.
-  @inlinable func destroyPayload<Value>(as type: Value.Type) {
+  @inlinable package func destroyPayload<Value>(as type: Value.Type) {
     guard payloadNeedsDestroy.load(ordering: .relaxed) else { return }
     switch status.load(ordering: .acquiring) {
     case CellStatus.fulfilled: destroyValue(as: type)
@@ -117,7 +117,7 @@ struct ResolutionCell: ~Copyable {
   @inlinable var isPending: Bool { currentStatus == CellStatus.pending }
 
   /// The result if resolved.
-  @inlinable func result<Value>(as type: Value.Type) -> Result<Value, any Error>? {
+  @inlinable package func result<Value>(as type: Value.Type) -> Result<Value, any Error>? {
     switch currentStatus {
     case CellStatus.fulfilled: return .success(loadValue(as: type))
     case CellStatus.rejected: return .failure(loadError())
@@ -134,7 +134,7 @@ struct ResolutionCell: ~Copyable {
 
   /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
   /// when it was already resolved (later resolutions are no-ops).
-  @inlinable func fulfill<Value>(_ value: Value) -> UInt? {
+  @inlinable package func fulfill<Value>(_ value: Value) -> UInt? {
     chain.withCriticalSection { chain -> UInt? in
       guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
       storeValue(value)
@@ -144,7 +144,7 @@ struct ResolutionCell: ~Copyable {
   }
 
   /// Rejects the cell if pending; see `fulfill`.
-  @inlinable func reject(_ error: any Error) -> UInt? {
+  @inlinable package func reject(_ error: any Error) -> UInt? {
     chain.withCriticalSection { chain -> UInt? in
       guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
       storeError(error)
@@ -212,7 +212,7 @@ struct ResolutionCell: ~Copyable {
   /// may be moved bit for bit. A value that is not bitwise-takable (on Apple platforms, one
   /// holding a `weak` reference to an Objective-C-compatible object, whose runtime record
   /// points at the variable's address) must stay at one address: it is boxed.
-  @inlinable static func storesInline<Value>(_ type: Value.Type) -> Bool {
+  @inlinable package static func storesInline<Value>(_ type: Value.Type) -> Bool {
     MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.stride
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
       && (_isPOD(Value.self) || _isBitwiseTakable(Value.self))
@@ -259,7 +259,7 @@ struct ResolutionCell: ~Copyable {
   }
 
   /// The value of a fulfilled cell (read after an acquiring `status` load): a copy.
-  @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
+  @inlinable package func loadValue<Value>(as type: Value.Type) -> Value {
     if Self.storesInline(Value.self) {
       var scratch: (UInt, UInt, UInt) = (0, 0, 0)
       return withUnsafeMutableBytes(of: &scratch) { buffer in
@@ -284,7 +284,7 @@ struct ResolutionCell: ~Copyable {
   }
 
   /// The error of a rejected cell (read after an acquiring `status` load): a copy.
-  @inlinable func loadError() -> any Error {
+  @inlinable package func loadError() -> any Error {
     var scratch: UInt = 0
     return withUnsafeMutableBytes(of: &scratch) { buffer in
       let raw = cov_opaque_pointer(buffer.baseAddress!)!

@@ -26,7 +26,7 @@
 /// design, exactly as with `Promise`.
 public class CoFuture<Value>: @unchecked Sendable {
   /// The state and observers; the first stored property (see `ResolutionCell.offsetInOwner`).
-  @usableFromInline let cell: ResolutionCell
+  @usableFromInline package let cell: ResolutionCell
 
   /// A pending future (the base of `CoPromise` and of every derived future).
   @inlinable init() {

@@ -14,9 +14,9 @@ import Dispatch
 /// current (`dispatch_get_current_queue`), and the word must lie inside the object's heap
 /// block. If the check fails (a different corelibs layout), or `COVENANT_DIRECT_DISPATCH=0` is
 /// set, every reaction goes through `DispatchQueue.async` instead: slower, never wrong.
-enum DirectDispatch {
+package enum DirectDispatch {
   /// Whether the direct path is usable in this process.
-  static let isAvailable: Bool = {
+  package static let isAvailable: Bool = {
     if cov_direct_dispatch_disabled() != 0 { return false }
     #if canImport(Darwin)
       return true
@@ -33,7 +33,7 @@ enum DirectDispatch {
 
   /// The `dispatch_queue_t` of `queue`.
   @inline(__always)
-  static func rawQueue(_ queue: DispatchQueue) -> UnsafeMutableRawPointer {
+  package static func rawQueue(_ queue: DispatchQueue) -> UnsafeMutableRawPointer {
     let object = Unmanaged.passUnretained(queue).toOpaque()
     #if canImport(Darwin)
       return object
