@@ -60,32 +60,36 @@ __attribute__((noreturn, cold, visibility("hidden"))) void cov_fatal(const char 
 typedef struct cov_shared_stack cov_shared_stack_t;
 typedef struct cov_stack_group cov_stack_group_t;
 
-// A fiber. Dedicated fibers keep it at the top of their own stack; shared-stack fibers in a heap
-// block (fiber_record.c). Fields are touched by one thread at a time: the one running or
-// resuming the fiber, or, for a shared fiber's copy-out state, the one holding its stack's lock.
+// A fiber. Dedicated fibers keep it at the top of their own stack, followed there by their
+// cov_stack_t (own_stack); shared-stack fibers in a heap block (fiber_record.c), kept small:
+// with the copy of its frames it is what a suspended coroutine costs. Fields are touched by one
+// thread at a time: the one running or resuming the fiber, or, for a shared fiber's copy-out
+// state and wait-list link, the one holding its stack's lock.
 struct cov_fiber {
   cov_fcontext_t context;   // the fiber's own context (saved stack pointer) while not running
-  cov_fcontext_t resumer;   // the context that resumed it, while it is running
+  union {
+    cov_fcontext_t resumer;   // the context that resumed it, while it is running
+    cov_fiber_t *next_waiter; // shared: the next fiber in its stack's wait list, while parked
+  };
   cov_fiber_t *previous;    // the fiber that was current on the resuming thread
   cov_fiber_entry_t entry;
   void *argument;
   void *exclusivity[2];     // Swift's per-task exclusivity access set, moved on every switch
-  union {
-    cov_stack_t stack;      // dedicated: the fiber's own stack
-    struct {
-      cov_shared_stack_t *stack;  // bound when the fiber first runs, for life
-      cov_stack_group_t *group;
-      char *saved;                // copy buffer (kept for reuse), or NULL
-      uint32_t saved_size;        // bytes of [context, top) held in `saved`; 0: in place
-      uint32_t saved_capacity;
-      cov_fiber_t *next_waiter;   // in the stack's wait list while parked
-    } shared;
-  };
+  struct {                  // shared-stack fibers only
+    union {
+      cov_stack_group_t *group;   // until it first runs
+      cov_shared_stack_t *stack;  // from then on (bound == true), for life
+    };
+    char *saved;                  // copy buffer (kept for reuse), or NULL
+    uint32_t saved_size;          // bytes of [context, top) held in `saved`; 0: in place
+    uint32_t saved_capacity;
+  } shared;
   bool started;
   bool running;
   bool finished;
   bool track_exclusivity;   // call the Swift exclusivity hooks (default; see the header)
   bool is_shared;
+  bool bound;               // shared: `shared.stack` is set
   bool parked;              // in a shared stack's wait list
 #if defined(COV_ASAN)
   void *fake_stack;                // the fiber's ASan fake stack while it is switched out
@@ -97,6 +101,11 @@ struct cov_fiber {
   void *tsan_resumer;
 #endif
 };
+
+// A dedicated fiber's own stack, stored right after its record.
+static inline cov_stack_t *cov_own_stack(const cov_fiber_t *fiber) {
+  return (cov_stack_t *)(void *)((char *)(uintptr_t)fiber + sizeof(cov_fiber_t));
+}
 
 // The usable range of the stack a fiber runs on ([base, base + size)); base NULL if none yet.
 const cov_stack_t *cov_fiber_stack(const cov_fiber_t *fiber) __attribute__((visibility("hidden")));
@@ -144,7 +153,7 @@ __attribute__((noreturn, cold, visibility("hidden"))) void cov_shared_too_deep(s
 
 // The copy-limit check at a suspension of a shared fiber (`sp`: about its stack pointer).
 static inline void cov_shared_check_depth(const cov_fiber_t *fiber, uintptr_t sp) {
-  size_t used = (size_t)((uintptr_t)fiber->shared.stack->top - sp);
+  size_t used = (size_t)((uintptr_t)fiber->shared.stack->top - sp);  // bound: it runs
   if (__builtin_expect(
           used > atomic_load_explicit(&cov_shared_copy_limit_value, memory_order_relaxed), 0))
     cov_shared_too_deep(used);

@@ -76,8 +76,10 @@ void __tsan_release(void *address);
 
 // MARK: - State
 
-// The record sits below the top of the stack, 64-aligned: keep it within the documented 256 bytes.
-_Static_assert(sizeof(cov_fiber_t) + 63 <= 256, "fiber record too large");
+// A dedicated fiber's record and stack descriptor sit below the top of its stack, 64-aligned:
+// keep them within the documented 256 bytes.
+_Static_assert(sizeof(cov_fiber_t) + sizeof(cov_stack_t) + 63 <= 256, "fiber record too large");
+_Static_assert(sizeof(cov_fiber_t) % _Alignof(cov_stack_t) == 0, "stack descriptor misaligned");
 
 COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
@@ -113,8 +115,8 @@ static __attribute__((noinline)) thread_state_t *fresh_thread_state(void) {
 
 const cov_stack_t *cov_fiber_stack(const cov_fiber_t *fiber) {
   static const cov_stack_t none;
-  if (!fiber->is_shared) return &fiber->stack;
-  return fiber->shared.stack ? &fiber->shared.stack->stack : &none;
+  if (!fiber->is_shared) return cov_own_stack(fiber);
+  return fiber->bound ? &fiber->shared.stack->stack : &none;
 }
 
 // MARK: - Entry
@@ -157,11 +159,12 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
     return NULL;
   }
   uintptr_t top = (uintptr_t)stack.base + stack.size;
-  cov_fiber_t *fiber = (cov_fiber_t *)((top - sizeof(cov_fiber_t)) & ~(uintptr_t)63);
-  memset(fiber, 0, sizeof *fiber);
+  size_t record = sizeof(cov_fiber_t) + sizeof(cov_stack_t);
+  cov_fiber_t *fiber = (cov_fiber_t *)((top - record) & ~(uintptr_t)63);
+  memset(fiber, 0, record);
   fiber->entry = entry;
   fiber->argument = argument;
-  fiber->stack = stack;
+  *cov_own_stack(fiber) = stack;
   fiber->track_exclusivity = true;
   fiber->context = cov_make_fcontext_hidden(fiber, (size_t)((char *)fiber - (char *)stack.base),
                                             fiber_main);
@@ -216,8 +219,11 @@ static inline void enter(cov_fiber_t *fiber, thread_state_t *state) {
 // back the stack is released, which may hand a waiting fiber to its owner. So, unlike a
 // dedicated fiber's, this resume is an ordinary call that returns.
 static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber, thread_state_t *state) {
+  if (!fiber->bound) {
+    fiber->shared.stack = cov_group_bind(fiber->shared.group);
+    fiber->bound = true;
+  }
   cov_shared_stack_t *stack = fiber->shared.stack;
-  if (!stack) fiber->shared.stack = stack = cov_group_bind(fiber->shared.group);
   if (!cov_shared_acquire(stack, fiber, fiber_main)) return COV_FIBER_PARKED;
   enter(fiber, state);
 #if defined(COV_ASAN)
@@ -256,7 +262,8 @@ int cov_fiber_resume(cov_fiber_t *fiber) {
   enter(fiber, state);
 #if defined(COV_ASAN)
   void *fake_stack = NULL;
-  __sanitizer_start_switch_fiber(&fake_stack, fiber->stack.base, fiber->stack.size);
+  __sanitizer_start_switch_fiber(&fake_stack, cov_own_stack(fiber)->base,
+                                 cov_own_stack(fiber)->size);
   int status = cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
   __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
   return status;
@@ -309,7 +316,7 @@ void cov_fiber_destroy(cov_fiber_t *fiber) {
     cov_fiber_record_free(fiber);
     return;
   }
-  cov_stack_t stack = fiber->stack;  // the record lives on the stack being released
+  cov_stack_t stack = *cov_own_stack(fiber);  // the record lives on the stack being released
   cov_stack_release(&stack);
 }
 

@@ -349,7 +349,7 @@ static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
   size_t capacity = occupant->shared.saved_capacity;
   if (used > capacity || (capacity > 4096 && capacity / 4 > used)) {
     free(occupant->shared.saved);
-    capacity = (used + 63) & ~(size_t)63;
+    capacity = (used + 15) & ~(size_t)15;
     occupant->shared.saved = malloc(capacity);
     if (!occupant->shared.saved)
       cov_fatal("out of memory for the copy of a suspended coroutine's stack");
@@ -403,8 +403,8 @@ int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fiber,
   if (state & COV_STACK_RUNNING) {
     // Its occupant runs, here or on another thread: wait in line, without blocking anyone.
     fiber->parked = true;
-    fiber->shared.next_waiter = NULL;
-    if (stack->waiters_tail) stack->waiters_tail->shared.next_waiter = fiber;
+    fiber->next_waiter = NULL;
+    if (stack->waiters_tail) stack->waiters_tail->next_waiter = fiber;
     else stack->waiters_head = fiber;
     stack->waiters_tail = fiber;
     if (park_hook) park_hook(fiber->argument);
@@ -449,9 +449,9 @@ void cov_shared_release(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
   }
   cov_fiber_t *waiter = stack->waiters_head;
   if (waiter) {
-    stack->waiters_head = waiter->shared.next_waiter;
+    stack->waiters_head = waiter->next_waiter;
     if (!stack->waiters_head) stack->waiters_tail = NULL;
-    waiter->shared.next_waiter = NULL;
+    waiter->next_waiter = NULL;
     waiter->parked = false;
   }
   unlock_stack(stack, next | (stack->waiters_head ? COV_STACK_WAITERS : 0));
@@ -472,11 +472,11 @@ void cov_shared_forget(cov_fiber_t *fiber) {
 
 size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
                               cov_fiber_frames_t *out) {
-  cov_shared_stack_t *stack = fiber->shared.stack;
-  if (!stack) {
+  if (!fiber->bound) {
     cov_fiber_frames(fiber, out);
     return 0;
   }
+  cov_shared_stack_t *stack = fiber->shared.stack;
   lock_stack(stack);
   size_t used = 0;
   uintptr_t state = atomic_load_explicit(&stack->state, memory_order_relaxed);

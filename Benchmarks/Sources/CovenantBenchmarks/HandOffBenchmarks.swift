@@ -146,6 +146,49 @@ func channelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
   return Double(nowNanos() - start) / Double(2 * rounds)
 }
 
+/// C6's Swift workload: `channelPingPong`, with `padding` bytes of each coroutine's frames
+/// (a stack-allocated buffer) below its loop, on `queue`. With `queue.coroutineSharedStackCount`
+/// at 1 both coroutines share one stack, so every element copies one out and the other in;
+/// with 2, nothing is copied. ns per element.
+func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue, padding: Int) -> Double {
+  let ping = CoChannel<Int>(bufferType: .buffered(capacity: 1))
+  let pong = CoChannel<Int>(bufferType: .buffered(capacity: 1))
+  let done = DispatchGroup()
+  let start = nowNanos()
+  done.enter()
+  queue.startCoroutine {
+    defer { done.leave() }
+    try withPaddedFrame(padding) {
+      for i in 0..<rounds {
+        try ping.awaitSend(i)
+        _ = try pong.awaitReceive()
+      }
+    }
+  }
+  done.enter()
+  queue.startCoroutine {
+    defer { done.leave() }
+    try withPaddedFrame(padding) {
+      for _ in 0..<rounds {
+        let value = try ping.awaitReceive()
+        try pong.awaitSend(value)
+      }
+    }
+  }
+  done.wait()
+  return Double(nowNanos() - start) / Double(2 * rounds)
+}
+
+/// Runs `body` below a stack frame holding `bytes` bytes (touched, so they are real).
+@inline(never)
+func withPaddedFrame(_ bytes: Int, _ body: () throws -> Void) throws {
+  try withUnsafeTemporaryAllocation(byteCount: max(16, bytes), alignment: 16) { buffer in
+    buffer.initializeMemory(as: UInt8.self, repeating: 1)
+    try body()
+    blackHole(Int(buffer[0]) + Int(buffer[buffer.count - 1]))
+  }
+}
+
 /// The baseline of C3: two tasks ping-ponging over two `AsyncStream<Int>`s; ns per element.
 nonisolated func asyncStreamPingPong(rounds: Int) async -> Double {
   let (ping, pingIn) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(1))

@@ -32,12 +32,13 @@ enum AllocationBudget {
 let allocationBudgets: [String: AllocationBudget] = [
   "P1": .extra(2), "P2": .extra(2), "P3": .extra(0), "C1": .extra(2),
   "C2": .absolute(1), "C3": .absolute(0), "C4": .absolute(0), "A1": .absolute(0),
+  "C6": .absolute(1),
 ]
 
 /// Operations per counted run, per id (the second run does twice as many).
 let countedOperations: [String: Int] = [
   "P1": 2_000, "P2": 10_000, "P3": 20_000, "C1": 10_000, "C2": 20_000, "C3": 20_000,
-  "C4": 50_000, "A1": 50_000,
+  "C4": 50_000, "A1": 50_000, "C6": 20_000,
 ]
 
 /// Allocations (without `calloc`) and `calloc`s per operation of `run`: the difference between

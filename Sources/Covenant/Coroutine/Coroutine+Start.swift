@@ -16,6 +16,6 @@ extension Coroutine {
   /// coroutine the same way.
   @preconcurrency
   public static func start(_ task: @escaping @Sendable () throws -> Void) {
-    CoroutineContext(scheduler: ImmediateScheduler(), stackSize: 0, body: task).start()
+    CoroutineContext(scheduler: ImmediateScheduler(), body: task).start()
   }
 }

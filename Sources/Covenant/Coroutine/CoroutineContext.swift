@@ -1,6 +1,12 @@
-import Dispatch
 import CCoroutineContext
+import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// Thread-local slots (see `cov_tls_slots`) used by the coroutine layer.
 ///
@@ -45,46 +51,42 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
-  /// started after another finished reuses its warm stack from the pool.
+  /// started after another finished reuses its warm stack (or its shared stack's warm pages).
   private var fiber: OpaquePointer?
-  private let stackSize: Int
+  private let stackRequest: CoroutineStackRequest
   private let onStartFailure: ((any Error) -> Void)?
   private var body: (() throws -> Void)?
-  var exit = Exit.suspend
 
   let wait = WaitState()
-  private var generation: UInt64 = 0
+  /// The coroutine is its own registration in the cell it awaits (see `awaitResolution`):
+  /// the generation of that await, plus two flags: `staleRegistration` while a cell that the
+  /// coroutine gave up waiting for may still read its chain link, `notifiedRegistration` once
+  /// that cell's notifier is done with it.
+  private let registration = Atomic<UInt64>(0)
+  private static let staleRegistration: UInt64 = 1 << 63
+  private static let notifiedRegistration: UInt64 = 1 << 62
+  private static let registrationFlags = staleRegistration | notifiedRegistration
+  /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
+  /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
+  /// lock-free stack: each side's single atomic step decides who runs the callbacks).
+  private let completion = Atomic<UInt>(0)
+  private static let finishedMark: UInt = 1
   private let canceled = Atomic<Bool>(false)
-  /// The coroutine's registration in the cell it awaits, reused from one await to the next;
-  /// dropped when it might still be linked into a chain (see `awaitResolution`) and at the
-  /// end (it refers back to the coroutine).
-  private var awaitReaction: AwaitReaction?
-  private let completion = Mutex<CompletionState>(CompletionState())
-  /// `finished` is set when the coroutine finishes; `hasCallbacks` once a `whenFinished`
-  /// callback was added. A coroutine nobody watches finishes without taking the lock: each
-  /// side sets its flag, then reads the other's (sequentially consistent), so at least one of
-  /// them sees both and collects the callbacks, under the lock, exactly once.
-  private let finished = Atomic<Bool>(false)
-  private let hasCallbacks = Atomic<Bool>(false)
-
-  private struct CompletionState: @unchecked Sendable {
-    var isComplete = false
-    var callbacks: [() -> Void] = []
-  }
+  var exit = Exit.suspend
 
   /// Creates a coroutine that has not started yet.
   ///
   /// - Parameter onStartFailure: called instead of the body when no stack can be allocated
   ///   for the first slice; by default the failure is reported on stderr.
   @usableFromInline init(
-    scheduler: any CoroutineScheduler, stackSize: Int = 0,
+    scheduler: any CoroutineScheduler, stack: CoroutineStackRequest = .automatic,
     onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
   ) {
     let (identity, queue) = classifyScheduler(scheduler)
     currentSchedulerIdentity = identity
     dispatchTarget = queue.map(DirectDispatchTarget.init)
     otherScheduler = queue == nil ? scheduler : nil
-    self.stackSize = max(0, stackSize)
+    stackRequest = stack
     self.onStartFailure = onStartFailure
     self.body = body
     super.init()
@@ -93,10 +95,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
   /// an existential).
   @usableFromInline
-  init(queue: DispatchQueue, stackSize: Int, body: @escaping () throws -> Void) {
+  init(queue: DispatchQueue, stack: CoroutineStackRequest, body: @escaping () throws -> Void) {
     dispatchTarget = DirectDispatchTarget(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
-    self.stackSize = max(0, stackSize)
+    stackRequest = stack
     onStartFailure = nil
     self.body = body
     super.init()
@@ -162,8 +164,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     guard let fiber = fiber ?? makeFiber() else { return false }
     let previous = cov_tls_load(ThreadSlot.coroutine)
     cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
-    cov_fiber_resume(fiber)
+    let status = cov_fiber_resume(fiber)
     cov_tls_store(ThreadSlot.coroutine, previous)
+    // Parked: its shared stack is running another coroutine; that one's switch-out hands this
+    // one back to `schedule()` (see `SharedStackParking`).
+    if _slowPath(status != Int32(COV_FIBER_RAN)) { return false }
     switch exit {
     case .suspend:
       return wait.confirmSuspended()
@@ -177,9 +182,17 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   private func makeFiber() -> OpaquePointer? {
-    fiber = cov_fiber_create(stackSize, coroutineEntry, Unmanaged.passUnretained(self).toOpaque())
+    let argument = Unmanaged.passUnretained(self).toOpaque()
+    if usesSharedStack {
+      SharedStackParking.install()
+      // One group of shared stacks per scheduler (value-type schedulers share the nil group).
+      let group = currentSchedulerIdentity.map { UnsafeRawPointer(bitPattern: Int(bitPattern: $0)) }
+      fiber = cov_fiber_create_shared(group ?? nil, coroutineEntry, argument)
+    } else {
+      fiber = cov_fiber_create(stackRequest.dedicatedSize, coroutineEntry, argument)
+    }
     if fiber == nil {
-      let error = CoroutineStartError(stackSize: stackSize)
+      let error = CoroutineStartError(stackSize: stackRequest.dedicatedSize, errorNumber: errno)
       body = nil
       if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
       finish()
@@ -187,7 +200,21 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     return fiber
   }
 
-  /// The body, run on the coroutine's own stack by `coroutineEntry`.
+  /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's,
+  /// else `Coroutine.defaultStackMode`.
+  private var usesSharedStack: Bool {
+    switch stackRequest.raw {
+    case CoroutineStackRequest.sharedRaw: return true
+    case 0:
+      let mode = SchedulerStackModes.mode(for: currentSchedulerIdentity) ?? Coroutine.defaultStackMode
+      return mode == .shared
+    default: return false
+    }
+  }
+
+  /// The body, run on the coroutine's own stack by `coroutineEntry` (inlined there: one frame
+  /// less to copy when the coroutine's stack is shared).
+  @inline(__always)
   fileprivate func runBody() {
     let body = self.body.take()  // moved out: no copy of the closure's context
     do { try body?() } catch {
@@ -196,20 +223,20 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     exit = .finished
   }
 
+  /// Marks the coroutine finished and runs the callbacks registered so far, in the order they
+  /// were added (later ones run at once in `whenFinished`).
   private func finish() {
-    awaitReaction = nil
-    finished.store(true, ordering: .sequentiallyConsistent)
-    if hasCallbacks.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
-  }
-
-  /// Takes the registered callbacks (once: later calls find none) and runs them.
-  private func runCompletionCallbacks() {
-    let callbacks = completion.withCriticalSection { state -> [() -> Void] in
-      state.isComplete = true
-      defer { state.callbacks = [] }
-      return state.callbacks
+    let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
+    guard last != 0 else { return }
+    var callbacks: [() -> Void] = []
+    var bits = last
+    while bits != 0 {
+      let node = Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        .takeRetainedValue()
+      callbacks.append(node.callback)
+      bits = node.next
     }
-    for callback in callbacks { callback() }
+    for callback in callbacks.reversed() { callback() }
   }
 
   // MARK: Suspending (coroutine side)
@@ -229,8 +256,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @inline(__always)
   private func beginWait() throws(CoroutineError) -> UInt64 {
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
-    generation &+= 1
-    let generation = self.generation
+    // Only the coroutine itself opens generations: the word's own is the last one it opened.
+    let generation = wait.currentGeneration &+ 1
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
     if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, canceling: true) {
@@ -251,29 +278,68 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     if wait.flags & WaitState.canceledWake != 0 { throw .canceled }
   }
 
-  /// Suspends until `cell` is resolved, with the coroutine's `AwaitReaction` registered in the
-  /// cell itself: one lock round trip to register, no allocation after the first await, and no
-  /// closure or waker value in between.
-  /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
-  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
-    if awaitReaction == nil { awaitReaction = AwaitReaction(self) }
-    // Unretained: `awaitReaction` keeps it alive until this await drops it (below).
-    let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
+  /// Suspends until `cell` is resolved, with the coroutine itself registered in the cell: one
+  /// lock round trip to register, no allocation, and no closure or waker value in between.
+  ///
+  /// A cancelled await takes the coroutine out of the chain again; if a resolution had already
+  /// taken the chain, its notifier may still read the coroutine's link, so until that notifier
+  /// has called `observedResolution` (which clears `staleRegistration`) later awaits register
+  /// an `AwaitReaction` of their own instead.
+  ///
+  /// Returns whether the await was cancelled (rather than throwing: the caller, which uses the
+  /// coroutine unretained, then needs no closure frame that can throw; with shared stacks
+  /// every frame between the body and the switch is copied when the coroutine is evicted).
+  func awaitResolution(of cell: borrowing ResolutionCell) -> Bool {
+    do { try awaitResolutionThrowing(of: cell) } catch { return true }
+    return false
+  }
+
+  /// The current coroutine's `awaitResolution`, with the coroutine used unretained (its own
+  /// first frame keeps it alive while its body runs).
+  /// - Throws: `.calledOutsideCoroutine` outside a coroutine; `.canceled` if the coroutine is
+  ///   or becomes cancelled first.
+  static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
+    guard let coroutine = currentUnmanaged else { throw .calledOutsideCoroutine }
+    if coroutine._withUnsafeGuaranteedRef({ $0.awaitResolution(of: cell) }) { throw .canceled }
+  }
+
+  @inline(__always)
+  private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     let generation = try beginWait()
-    let registered = reaction._withUnsafeGuaranteedRef { reaction in
-      reaction.generation.store(generation, ordering: .relaxed)
-      return cell.register(reaction)
+    var reaction: Reaction = self
+    if _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) {
+      registration.store(generation, ordering: .relaxed)
+    } else {
+      reaction = AwaitReaction(self, generation: generation)
     }
-    if !registered, wait.claim(generation) {
+    if !cell.register(reaction), wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
     }
     do {
       try completeWait()
     } catch {
-      // Cancelled first: the reaction may still be in the chain. If a resolution has already
-      // taken the chain, its notifier may still read the reaction's link: never reuse it.
-      if !reaction._withUnsafeGuaranteedRef({ cell.unregister($0) }) { awaitReaction = nil }
+      if reaction === self, !cell.unregister(self) {
+        // A resolution took the chain: its notifier may still read the link. Unless it is
+        // already done (notified), it clears the mark when it is.
+        let old = registration.bitwiseOr(Self.staleRegistration, ordering: .acquiringAndReleasing)
+          .oldValue
+        if old & Self.notifiedRegistration != 0 {
+          registration.bitwiseAnd(~Self.staleRegistration, ordering: .relaxed)
+        }
+      }
       throw error
+    }
+  }
+
+  /// The cell this coroutine awaits is resolved: resumes the await the registration was made
+  /// for (a stale notification finds its claim refused). The notifier has read the link before
+  /// calling this, so afterwards the coroutine may register itself again.
+  override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
+    let old = registration.bitwiseOr(Self.notifiedRegistration, ordering: .acquiringAndReleasing)
+      .oldValue
+    if wait.claim(old & ~Self.registrationFlags), wait.wake() { schedule() }
+    if old & Self.staleRegistration != 0 {
+      registration.bitwiseAnd(~Self.staleRegistration, ordering: .releasing)
     }
   }
 
@@ -313,33 +379,45 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has).
   func whenFinished(_ callback: @escaping () -> Void) {
-    let alreadyComplete = completion.withCriticalSection { state -> Bool in
-      if state.isComplete { return true }
-      state.callbacks.append(callback)
-      return false
+    let node = CompletionCallback(callback)
+    let bits = UInt(bitPattern: Unmanaged.passRetained(node).toOpaque())
+    var current = completion.load(ordering: .acquiring)
+    while current != Self.finishedMark {
+      node.next = current
+      let (exchanged, original) = completion.compareExchange(
+        expected: current, desired: bits, ordering: .acquiringAndReleasing)
+      if exchanged { return }
+      current = original
     }
-    if alreadyComplete { return callback() }
-    hasCallbacks.store(true, ordering: .sequentiallyConsistent)
-    // `finish` may have looked at `hasCallbacks` before it was set: then collect them here.
-    if finished.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
+    Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
+    callback()
   }
 
-  var isFinished: Bool { finished.load(ordering: .sequentiallyConsistent) }
+  var isFinished: Bool { completion.load(ordering: .acquiring) == Self.finishedMark }
 }
 
-/// A coroutine's registration in the cell of the promise or future it awaits: resumes the
-/// await whose generation it carries (a stale notification finds its claim refused).
+/// One `whenFinished` callback of a coroutine, linked to the one added before it.
+private final class CompletionCallback {
+  let callback: () -> Void
+  /// The bits of the retained previous node, or 0.
+  var next: UInt = 0
+
+  init(_ callback: @escaping () -> Void) { self.callback = callback }
+}
+
+/// A registration in an awaited cell for a coroutine that cannot register itself (see
+/// `CoroutineContext.awaitResolution`): resumes the await whose generation it carries.
 final class AwaitReaction: Reaction, @unchecked Sendable {
   let coroutine: CoroutineContext
-  let generation = Atomic<UInt64>(0)
+  let generation: UInt64
 
-  init(_ coroutine: CoroutineContext) {
+  init(_ coroutine: CoroutineContext, generation: UInt64) {
     self.coroutine = coroutine
+    self.generation = generation
     super.init()
   }
 
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
-    let generation = generation.load(ordering: .relaxed)
     if coroutine.wait.claim(generation), coroutine.wait.wake() { coroutine.schedule() }
   }
 }
@@ -385,13 +463,30 @@ func classifyScheduler<Scheduler: CoroutineScheduler>(
   return (ObjectIdentifier(object), queue)
 }
 
-/// Thrown when a coroutine cannot get a stack (the address space or mapping limit is exhausted).
+/// Thrown when a coroutine cannot get a stack: the address space is exhausted, or the process
+/// is close to the kernel's limit on memory mappings (`vm.max_map_count` on Linux), of which
+/// Covenant leaves a reserve to the rest of the process.
 public struct CoroutineStartError: Error, CustomStringConvertible, Sendable {
   /// The stack size asked for, in bytes (0: the default).
   public let stackSize: Int
+  /// The `errno` of the failure (`EAGAIN`: the mapping budget is used up).
+  let errorNumber: Int32
+
+  init(stackSize: Int, errorNumber: Int32 = 0) {
+    self.stackSize = stackSize
+    self.errorNumber = errorNumber
+  }
+
   /// Describes the failure.
   public var description: String {
-    "Covenant: could not allocate a coroutine stack of \(stackSize == 0 ? Int(cov_stack_default_size()) : stackSize) bytes"
+    let size = stackSize == 0 ? Int(cov_stack_default_size()) : stackSize
+    let head = "Covenant: could not allocate a coroutine stack of \(size) bytes"
+    guard errorNumber == EAGAIN else { return head }
+    return head
+      + ": the process holds \(cov_stack_mappings_in_use()) stack mappings, the most it may "
+      + "with vm.max_map_count = \(cov_stack_max_map_count()) and a reserve left for the rest "
+      + "of the process; use shared stacks (`stackMode: .shared`, the default) or raise "
+      + "vm.max_map_count"
   }
 }
 

@@ -12,16 +12,17 @@ extension CoFuture {
   /// ```
   @preconcurrency
   public convenience init(task: @escaping @Sendable () throws -> Value) {
-    self.init(scheduler: ImmediateScheduler(), stackSize: nil, task: task)
+    self.init(scheduler: ImmediateScheduler(), stack: .automatic, task: task)
   }
 
   /// A future computed by a coroutine started on `scheduler` (`coroutineFuture`'s core).
   convenience init(
-    scheduler: any CoroutineScheduler, stackSize: Int?, task: @escaping () throws -> Value
+    scheduler: any CoroutineScheduler, stack: CoroutineStackRequest,
+    task: @escaping () throws -> Value
   ) {
     self.init()
     let coroutine = CoroutineContext(
-      scheduler: scheduler, stackSize: stackSize ?? 0,
+      scheduler: scheduler, stack: stack,
       onStartFailure: { [self] error in resolve(.failure(error)) }
     ) { [self] in
       resolve(Result { try task() })

@@ -28,10 +28,7 @@ struct CoroutineHandle {
   ///   `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @usableFromInline
   static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
-    guard let coroutine = CoroutineContext.currentUnmanaged else { throw .calledOutsideCoroutine }
-    try coroutine._withUnsafeGuaranteedRef { coroutine in
-      Result { () throws(CoroutineError) in try coroutine.awaitResolution(of: cell) }
-    }.get()
+    try CoroutineContext.awaitCurrent(resolutionOf: cell)
   }
 
   /// `suspend` that gives up after `timeout`, throwing `CoFutureError.timeout`.

@@ -11,23 +11,26 @@ extension CoroutineScheduler {
   /// ```
   ///
   /// SwiftCoroutine's exact signature, so `scheduler.coroutineFuture` also works as a function
-  /// value; `coroutineFuture(stackSize:_:)` sets the stack size.
+  /// value; `coroutineFuture(stackSize:_:)` sets the stack size and
+  /// `coroutineFuture(stackMode:_:)` the stack mode.
   @preconcurrency
   public func coroutineFuture<T>(_ task: @escaping @Sendable () throws -> T) -> CoFuture<T> {
-    CoFuture(scheduler: self, stackSize: nil, task: task)
+    CoFuture(scheduler: self, stack: .automatic, task: task)
   }
 
-  /// Starts a coroutine running `task` on this scheduler, on a stack of `stackSize` bytes, and
-  /// returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
+  /// Starts a coroutine running `task` on this scheduler, on a dedicated stack of `stackSize`
+  /// bytes, and returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
   ///
   /// - Parameters:
-  ///   - stackSize: bytes of stack for the coroutine; `nil` uses `Coroutine.defaultStackSize`.
-  ///     If no stack can be had, the future fails with `CoroutineStartError`.
+  ///   - stackSize: bytes of stack for the coroutine, which then has a stack of its own
+  ///     (``CoroutineStackMode/dedicated``); `nil` changes nothing (the scheduler's stack
+  ///     mode, `Coroutine.defaultStackSize`). If no stack can be had, the future fails with
+  ///     `CoroutineStartError`.
   ///   - task: the coroutine's body; the future completes with what it returns or throws.
   @preconcurrency
   public func coroutineFuture<T>(
     stackSize: Int?, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoFuture(scheduler: self, stackSize: stackSize, task: task)
+    CoFuture(scheduler: self, stack: .size(stackSize), task: task)
   }
 }

@@ -1,0 +1,107 @@
+import CCoroutineContext
+import Synchronization
+
+extension CoroutineScheduler {
+  /// Starts a coroutine that runs `task` on this scheduler with the stack mode `stackMode`
+  /// (a dedicated stack has `Coroutine.defaultStackSize` bytes); otherwise the same as
+  /// `startCoroutine(in:task:)`.
+  ///
+  /// ```swift
+  /// // It hands pointers into its frames to C code that calls back later: no sharing.
+  /// queue.startCoroutine(stackMode: .dedicated) { try runLegacyProtocol(connection) }
+  /// ```
+  @inlinable
+  @preconcurrency
+  public func startCoroutine(
+    in scope: CoScope? = nil, stackMode: CoroutineStackMode,
+    _ task: @escaping @Sendable () throws -> Void
+  ) {
+    startCoroutine(in: scope, stack: .mode(stackMode), task)
+  }
+
+  /// Starts a coroutine running `task` on this scheduler with the stack mode `stackMode`, and
+  /// returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
+  ///
+  /// ```swift
+  /// let report = queue.coroutineFuture(stackMode: .dedicated) { try buildReport() }
+  /// ```
+  @preconcurrency
+  public func coroutineFuture<T>(
+    stackMode: CoroutineStackMode, _ task: @escaping @Sendable () throws -> T
+  ) -> CoFuture<T> {
+    CoFuture(scheduler: self, stack: .mode(stackMode), task: task)
+  }
+}
+
+extension CoroutineScheduler where Self: AnyObject {
+  /// The stack mode of coroutines started on this scheduler without a `stackMode:` or
+  /// `stackSize:` of their own; `nil` (the initial value) follows `Coroutine.defaultStackMode`.
+  ///
+  /// ```swift
+  /// let blocking = DispatchQueue(label: "legacy-io", attributes: .concurrent)
+  /// blocking.coroutineStackMode = .dedicated   // its coroutines block threads: don't share
+  /// ```
+  ///
+  /// The setting belongs to this object (it ends with it) and applies to coroutines that start
+  /// after it is made. Only class schedulers have one: coroutines of value-type schedulers
+  /// follow `Coroutine.defaultStackMode`.
+  public var coroutineStackMode: CoroutineStackMode? {
+    get { SchedulerStackModes.mode(for: self) }
+    nonmutating set { SchedulerStackModes.set(newValue, for: self) }
+  }
+
+  /// How many shared stacks this scheduler's coroutines use at least (1 to 64; initially
+  /// `Coroutine.sharedStacksPerScheduler`). Raise it for a serial scheduler whose coroutines
+  /// take turns in larger groups (a pipeline of more than four stages), so that each turn
+  /// finds its frames in place instead of copying them in.
+  ///
+  /// ```swift
+  /// pipelineQueue.coroutineSharedStackCount = 8
+  /// ```
+  public var coroutineSharedStackCount: Int {
+    get { Int(cov_stack_group_min_stacks(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))) }
+    nonmutating set {
+      cov_stack_group_set_min_stacks(
+        UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), max(1, newValue))
+    }
+  }
+}
+
+/// The per-scheduler stack modes, keyed by object identity and checked against a weak
+/// reference, so that a setting never outlives its scheduler (a new object at the same
+/// address starts without one). Consulted when a coroutine first runs, and only once some
+/// scheduler has a setting.
+enum SchedulerStackModes {
+  /// Only touched under `entries`' lock.
+  private struct Entry: @unchecked Sendable {
+    weak var scheduler: AnyObject?
+    let mode: CoroutineStackMode
+  }
+
+  private static let isUsed = Atomic<Bool>(false)
+  private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+  static func mode(for scheduler: AnyObject) -> CoroutineStackMode? {
+    mode(for: ObjectIdentifier(scheduler))
+  }
+
+  /// The mode set for the scheduler with this identity, if it is still alive.
+  static func mode(for identity: ObjectIdentifier?) -> CoroutineStackMode? {
+    guard let identity, isUsed.load(ordering: .acquiring) else { return nil }
+    return entries.withCriticalSection { entries in
+      guard let entry = entries[identity] else { return nil }
+      if entry.scheduler.map(ObjectIdentifier.init) == identity { return entry.mode }
+      entries[identity] = nil  // its scheduler is gone
+      return nil
+    }
+  }
+
+  static func set(_ mode: CoroutineStackMode?, for scheduler: AnyObject) {
+    let identity = ObjectIdentifier(scheduler)
+    entries.withCriticalSection { entries in
+      entries = entries.filter { $0.value.scheduler != nil }
+      entries[identity] = mode.map { Entry(scheduler: scheduler, mode: $0) }
+    }
+    isUsed.store(true, ordering: .releasing)
+  }
+}
