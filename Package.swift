@@ -5,16 +5,34 @@ let package = Package(
   name: "Covenant",
   platforms: [.macOS(.v15)],
   products: [
+    // Everything google/promises and SwiftCoroutine clients had: the core and the Foundation pieces.
     .library(name: "Covenant", targets: ["Covenant"]),
+    // The Foundation-free core, for servers (Dispatch, Synchronization and the C module only).
+    .library(name: "CovenantCore", targets: ["CovenantCore"]),
     .library(name: "CovenantTesting", targets: ["CovenantTesting"]),
     .executable(name: "CovenantExample", targets: ["CovenantExample"]),
   ],
   targets: [
     // No unsafe flags anywhere: the package must stay usable as a remote dependency.
     .target(name: "CCoroutineContext"),
+    // Promises, coroutines, futures, channels, scopes, generators, actors and the Swift
+    // concurrency bridges, without Foundation.
+    .target(
+      name: "CovenantCore",
+      dependencies: ["CCoroutineContext"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // The pieces that need Foundation: `RunLoop`/`OperationQueue` schedulers, `waitForPromises`,
+    // `NSError` bridging, Foundation value types in the returned-error rule.
+    .target(
+      name: "CovenantFoundation",
+      dependencies: ["CovenantCore"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // The umbrella: re-exports CovenantCore and CovenantFoundation.
     .target(
       name: "Covenant",
-      dependencies: ["CCoroutineContext"],
+      dependencies: ["CovenantCore", "CovenantFoundation"],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .target(

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Instructions per operation of every counted id (SPEC §12, "Noise-free budgets"), both sides,
+# Instructions per operation of every counted id (Benchmarks/README.md), both sides,
 # under `valgrind --tool=callgrind`. Instruction counts do not depend on the machine's load.
 #
 #   bash Benchmarks/instructions.sh [ID ...]        (default: every counted id)
 #
 # Per-operation figure = (instructions of a 2N-operation run − those of an N-operation run) ÷ N,
 # both after the same warm-up, so process start-up and set-up cancel out. Prints a table with
-# the budgets of SPEC §12 (informational: instruction budgets are reported, not gated).
+# the budgets of Benchmarks/README.md (informational: instruction budgets are reported, not gated).
 set -euo pipefail
 cd "$(dirname "$0")"
 

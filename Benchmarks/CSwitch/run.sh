@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# C5 (SPEC §12): raw context-switch round trip vs a reference fcontext-style switch, same run.
+# C5 (Benchmarks/README.md): raw context-switch round trip vs a reference fcontext-style
+# switch, same run.
 # Usage: bash Benchmarks/CSwitch/run.sh [iterations [runs]]   (defaults: 10,000,000 x 7)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -20,7 +20,9 @@ let package = Package(
     .target(
       name: "CovenantNIO",
       dependencies: [
-        .product(name: "Covenant", package: "Covenant"),
+        // The Foundation-free core, re-exported (CovenantNIO.swift): one dependency line gives
+        // servers Covenant's types without loading Foundation.
+        .product(name: "CovenantCore", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],
@@ -30,7 +32,6 @@ let package = Package(
       name: "CovenantHTTPExample",
       dependencies: [
         "CovenantNIO",
-        .product(name: "Covenant", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -49,8 +50,7 @@ let package = Package(
     .testTarget(
       name: "CovenantNIOTests",
       dependencies: [
-        "CovenantNIO",
-        .product(name: "Covenant", package: "Covenant"),
+        "CovenantNIO",  // and, through its re-export, CovenantCore: the users' one line
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -2,9 +2,9 @@ import Covenant
 import Dispatch
 import Foundation
 
-/// A random channel program (SPEC §5): senders and receivers, each a coroutine on a random
-/// scheduler, using random operations (awaitSend / offer / select to send; awaitReceive /
-/// poll / select / receiveFuture to receive), ending with a close after the last send, an
+/// A random channel program (the FuturesChannelsAndSelect article): senders and receivers,
+/// each a coroutine on a random scheduler, using random operations (awaitSend / offer / select
+/// to send; awaitReceive / poll / select / receiveFuture to receive), ending with a close after the last send, an
 /// early close, or a cancel in mid-stream.
 public struct ChannelProgram: Sendable, CustomStringConvertible {
   /// How one element is sent.

@@ -1,9 +1,9 @@
-/// A random program of promise and future operations (SPEC §2, §4) and its reference model.
+/// A random program of promise and future operations (the Promises and FuturesChannelsAndSelect articles) and its reference model.
 ///
 /// A program is a list of nodes; each node is a promise built from earlier nodes by one
 /// operation. `allowed` is what the sequential model says the node may end as: one outcome for
-/// deterministic operations, several where the specification leaves a race open (`race`, the
-/// first rejection of `all`, the last rejection of `any`, a zero `timeout`), `[.never]` for a
+/// deterministic operations, several where the documented semantics leave a race open (`race`,
+/// the first rejection of `all`, the last rejection of `any`, a zero `timeout`), `[.never]` for a
 /// node that must stay pending. Generation keeps every set either `[.never]` or free of
 /// `.never`, so the runner knows which nodes to wait for.
 public struct PromiseProgram: Sendable, CustomStringConvertible {
@@ -153,7 +153,7 @@ public struct PromiseProgram: Sendable, CustomStringConvertible {
     }
   }
 
-  // MARK: - The reference model (sequential, SPEC §2/§4)
+  // MARK: - The reference model (sequential)
 
   /// What `operation` may end as, given the earlier nodes; nil if the set would be too large to
   /// enumerate (the generator then picks another operation).

@@ -19,7 +19,7 @@ private final class BlockBox: @unchecked Sendable {
   init(_ run: @escaping () -> Void) { self.run = run }
 }
 
-// SPEC §3.3: the seed's conformance, exactly as written, in Swift 5 mode.
+// `CoroutineScheduler`'s documented example: the seed's conformance, exactly as written, in Swift 5 mode.
 extension ManagedObjectContextStandIn: CoroutineScheduler {
   func scheduleTask(_ task: @escaping () -> Void) { perform(task) }
 }

@@ -52,7 +52,7 @@ final class ConcurrencyCoroutineTests: XCTestCase {
   }
 
   func testCallbackFormWithTask() throws {
-    // SPEC §9: the plain callback `await` around a `Task` must work.
+    // InteropWithAsyncAwait: the plain callback `await` around a `Task` must work.
     let result = Box<Int?>(nil)
     let done = expectation(description: "done")
     DispatchQueue.global().startCoroutine {

@@ -2,7 +2,7 @@ import Covenant
 import Foundation
 import XCTest
 
-/// SPEC §13: what common code does around Swift's dynamic exclusivity checks when a coroutine
+/// Architecture.md, "Exclusivity checking across suspensions": what common code does around Swift's dynamic exclusivity checks when a coroutine
 /// suspends and may resume on another thread.
 final class CoroutineExclusivityTests: XCTestCase {
   final class Account: @unchecked Sendable {

@@ -32,7 +32,7 @@ final class RunLoopThread: @unchecked Sendable {
   }
 }
 
-/// A scheduler written the way SPEC §3.3 shows for NSManagedObjectContext.
+/// A scheduler written the way `CoroutineScheduler`'s documentation shows for NSManagedObjectContext.
 final class PerformingContext: @unchecked Sendable {
   let queue = DispatchQueue(label: "PerformingContext")
   let key = DispatchSpecificKey<Bool>()

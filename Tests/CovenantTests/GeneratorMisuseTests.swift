@@ -3,7 +3,7 @@ import Foundation
 import XCTest
 
 /// Generator misuse that cannot throw stops the process with a clear precondition message
-/// (SPEC §11). Each case runs in a child copy of this test binary.
+/// (the GeneratorsAndActors article). Each case runs in a child copy of this test binary.
 final class GeneratorMisuseTests: XCTestCase {
   private static let childVariable = "COVENANT_GENERATOR_MISUSE_CHILD"
 

@@ -2,7 +2,7 @@ import Covenant
 import Foundation
 import XCTest
 
-// As in SPEC §2.2's example, and google/promises' tests: module-wide, so every `String` here
+// As in google/promises' tests: module-wide, so every `String` here
 // also conforms to `Error` (and `Promise("text")` still means the value initializer).
 extension String: @retroactive Error {}
 
@@ -167,7 +167,7 @@ final class PromiseThenTests: PromiseTestCase {
     XCTAssertTrue(derived.isFulfilled)
   }
 
-  // Issue 10 / SPEC §2.2: a value of a type declared as an error rejects, whatever the
+  // `then`'s documentation: a value of a type declared as an error rejects, whatever the
   // declared result type; a standard type with a retroactive conformance stays a value.
   func testConcreteErrorStructRejects() {
     let derived = Promise(1).then(on: queue.queue) { _ in TestError(6) }

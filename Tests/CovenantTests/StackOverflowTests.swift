@@ -2,7 +2,7 @@ import Covenant
 import Foundation
 import XCTest
 
-/// SPEC §3.2: overflowing a coroutine stack hits the guard page; the process prints the
+/// Architecture.md, "Stack overflow": overflowing a coroutine stack hits the guard page; the process prints the
 /// diagnostic and dies by the signal. Runs the overflow in a child copy of this test binary.
 final class StackOverflowTests: XCTestCase {
   private static let childVariable = "COVENANT_STACK_OVERFLOW_CHILD"

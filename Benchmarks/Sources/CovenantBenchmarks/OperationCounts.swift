@@ -2,7 +2,7 @@ import AllocationCounter
 import Foundation
 import NIOPosix
 
-// Noise-free figures (SPEC §12, "Noise-free budgets"): heap allocations per operation, gated,
+// Noise-free figures (Benchmarks/README.md): heap allocations per operation, gated,
 // and a single-workload mode for `valgrind --tool=callgrind` (Benchmarks/instructions.sh).
 //
 // Allocations are counted as `malloc`-family calls other than `calloc`: libdispatch refills its

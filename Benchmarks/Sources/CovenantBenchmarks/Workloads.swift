@@ -3,9 +3,9 @@ import Dispatch
 import NIOCore
 import NIOPosix
 
-// The workloads of SPEC §12, each a function of its operation count, for both sides. The
-// timed benchmarks (PromiseBenchmarks, CoroutineBenchmarks, HandOffBenchmarks) and the
-// noise-free counts (OperationCounts: allocations and instructions per operation) run the very
+// The workloads of the ids in Benchmarks/README.md, each a function of its operation count,
+// for both sides. The timed benchmarks (PromiseBenchmarks, CoroutineBenchmarks,
+// HandOffBenchmarks) and the noise-free counts (OperationCounts: allocations and instructions per operation) run the very
 // same code.
 
 /// One id's two sides: each runs `n` operations of the workload.

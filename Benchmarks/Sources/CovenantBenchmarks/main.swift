@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import NIOPosix
 
-// CovenantBenchmarks: every SPEC §12 id against its baseline, in one run.
+// CovenantBenchmarks: every benchmark id of Benchmarks/README.md against its baseline, in one run.
 //
 //   swift run -c release --package-path Benchmarks CovenantBenchmarks [--quick] [--only P1,C2]
 //                                                                    [--verbose]

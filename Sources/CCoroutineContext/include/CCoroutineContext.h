@@ -232,12 +232,19 @@ size_t cov_fiber_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capa
 // MARK: - Thread-local slots for the Swift layer
 
 /// Slots of per-thread state for Covenant's Swift code, which has no thread-local storage of
-/// its own. Slot meanings are defined by the Swift layer.
-enum { COV_TLS_SLOT_COUNT = 4 };
+/// its own. The slot numbers are defined here, once; Swift reads them through `ThreadSlot`.
+enum {
+  /// The `CoroutineContext` whose body runs on this thread right now, unretained.
+  COV_TLS_SLOT_COROUTINE = 0,
+  /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
+  COV_TLS_SLOT_TURN = 1,
+  COV_TLS_SLOT_COUNT = 4
+};
 /// Thread-local storage of this library uses the initial-exec model: a fixed offset from the
 /// thread pointer, instead of a `__tls_get_addr` call per access (the default for position-
-/// independent code), which cost ~50 instructions on every promise block and coroutine switch.
-/// The library is linked into executables or loaded at start-up, where this model is valid.
+/// independent code), which would be paid on every promise block and coroutine switch (the
+/// cost is in the Performance article). The library is linked into executables or loaded at
+/// start-up, where this model is valid.
 #define COV_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 extern COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
@@ -269,8 +276,8 @@ void *cov_tls_load(int slot);
 void cov_tls_store(int slot, void *value);
 
 /// Whether the fiber moves its Swift exclusivity access set on every switch (default: yes; set it
-/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext,
-/// about 7 ns per resume+suspend here) are what allow a fiber suspended inside a dynamic exclusive
+/// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext;
+/// their cost per resume+suspend is in the Performance article) are what allow a fiber suspended inside a dynamic exclusive
 /// access (`object.property += f()` where f suspends) to resume on ANOTHER thread, and they hide a
 /// suspended fiber's accesses from the code that runs meanwhile. A fiber that is always resumed
 /// on the thread it suspended on (e.g. a generator driven synchronously) may turn them off: its

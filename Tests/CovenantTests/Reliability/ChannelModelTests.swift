@@ -2,7 +2,7 @@ import Covenant
 import CovenantModel
 import XCTest
 
-/// Random channel programs (SPEC §5) checked for FIFO per sender, no duplicates, every element
+/// Random channel programs (the FuturesChannelsAndSelect article) checked for FIFO per sender, no duplicates, every element
 /// received once or reported undelivered, the right ending, and no hang. A failure prints the
 /// seed; `COVENANT_SEED=<seed> swift test --filter ChannelModelTests` replays that program.
 final class ChannelModelTests: XCTestCase {

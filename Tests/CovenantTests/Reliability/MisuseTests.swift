@@ -4,7 +4,7 @@ import Dispatch
 import Foundation
 import XCTest
 
-/// One test per row of SPEC §11 ("Errors and misuse"), each asserting the exact error, value or
+/// One test per documented misuse (the DocC articles' preconditions and thrown errors), each asserting the exact error, value or
 /// diagnostic. Rows that end the process run in a child copy of this binary (ChildProcess).
 final class MisuseTests: XCTestCase {
   private static let childVariable = "COVENANT_MISUSE_CHILD"

@@ -2,7 +2,7 @@ import Covenant
 import CovenantModel
 import XCTest
 
-/// Random programs of promise and future operations (SPEC §2, §4), each checked against the
+/// Random programs of promise and future operations (the Promises and FuturesChannelsAndSelect articles), each checked against the
 /// sequential reference model in CovenantModel. A failure prints the program's seed;
 /// `COVENANT_SEED=<seed> swift test --filter PromiseModelTests` replays that program.
 final class PromiseModelTests: XCTestCase {

@@ -1,4 +1,3 @@
-import Covenant
 import CovenantNIO
 import NIOCore
 

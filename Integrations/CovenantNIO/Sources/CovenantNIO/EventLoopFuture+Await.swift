@@ -1,4 +1,4 @@
-import Covenant
+import CovenantCore
 import NIOCore
 
 extension EventLoopFuture {

@@ -1,4 +1,4 @@
-import Covenant
+import CovenantNIO
 import Dispatch
 import Foundation
 import XCTest

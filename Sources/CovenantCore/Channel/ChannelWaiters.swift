@@ -1,0 +1,159 @@
+/// A suspended coroutine's place in a channel queue: one `awaitSend`/`awaitReceive`, or one case
+/// of a `select` (all cases of a select share the same waker, so only one of them can win).
+///
+/// Protocol: whoever completes the wait first wins `waker.claim()` **under the channel lock**,
+/// then writes `element`/`error` and sets `isDone`, and calls `waker.wake()` after unlocking. A
+/// failed claim means someone else (another case, a timer, a cancel) won: the waiter is stale
+/// and is dropped without being given anything.
+///
+/// `@unchecked Sendable`: the fields are written by the claim winner only, before `wake()`, and
+/// read by the coroutine only after it has been woken; the wait-state atomics order the two.
+/// For the same reason two accesses never overlap, so the fields skip Swift's dynamic
+/// exclusivity checks (`@exclusivity(unchecked)`), which would cost more than the hand-off.
+@usableFromInline
+final class ChannelWaiter<Element>: @unchecked Sendable {
+  /// `nil` only while the waiter sits unused in a channel's spare slot (so that it does not keep
+  /// a finished coroutine, and its stack, alive).
+  @usableFromInline @exclusivity(unchecked) var currentWaker: CoroutineWaker?
+  /// For a sender: the element to send (taken by the receiver). For a receiver: what it got.
+  @usableFromInline @exclusivity(unchecked) var element: Element?
+  /// Set instead of `element` when the channel was closed or cancelled.
+  @usableFromInline @exclusivity(unchecked) var error: CoChannelError?
+  /// Whether the claim winner has completed this wait (false after a stale or own-claim retry).
+  @usableFromInline @exclusivity(unchecked) var isDone = false
+
+  @inlinable init(waker: CoroutineWaker, element: Element? = nil) {
+    currentWaker = waker
+    self.element = element
+  }
+
+  /// Makes a recycled waiter wait for `waker`, as if new.
+  @inlinable func reuse(waker: CoroutineWaker, element: Element?) {
+    currentWaker = waker
+    self.element = element
+    error = nil
+    isDone = false
+  }
+
+  /// The waker of the wait this waiter stands for.
+  @inlinable var waker: CoroutineWaker { currentWaker.unsafelyUnwrapped }
+
+  /// Drops what the finished wait held, before the waiter is kept for reuse.
+  @inlinable func clear() {
+    currentWaker = nil
+    element = nil
+  }
+
+  /// The outcome of a completed receive.
+  @inlinable var receiveResult: Result<Element, CoChannelError> {
+    if let error { return .failure(error) }
+    return .success(element!)
+  }
+}
+
+/// Someone waiting to receive, in FIFO order.
+@usableFromInline
+enum ReceiveEntry<Element> {
+  /// A coroutine in `awaitReceive` or a `select` receive case.
+  case waiter(ChannelWaiter<Element>)
+  /// A `whenReceive` callback.
+  case callback(@Sendable (Result<Element, CoChannelError>) -> Void)
+  /// A `receiveFuture` future; completing its cell is its claim.
+  case future(CoFuture<Element>)
+}
+
+/// Someone waiting to send, in FIFO order.
+@usableFromInline
+enum SendEntry<Element> {
+  /// A coroutine in `awaitSend` or a `select` send case (the element is in the waiter).
+  case waiter(ChannelWaiter<Element>)
+  /// The value of a `sendFuture` future that found no room; nobody waits for it.
+  case element(Element)
+}
+
+/// One thing to do after the channel lock is released: resume a coroutine, call a callback or
+/// run a future's observers.
+@usableFromInline
+enum ChannelWake<Element> {
+  case waker(CoroutineWaker)
+  case callback(@Sendable (Result<Element, CoChannelError>) -> Void, Result<Element, CoChannelError>)
+  case observers(ObserverList<Element>, Result<Element, any Error>)
+
+  @inlinable func run() {
+    switch self {
+    case .waker(let waker): waker.wake()
+    case .callback(let callback, let result): callback(result)
+    case .observers(let observers, let result): observers.notify(result)
+    }
+  }
+}
+
+/// What a locked channel operation leaves to do once the lock is released.
+///
+/// The common case — at most one coroutine to resume — is a plain optional, with nothing to
+/// allocate, retain or destroy generically; anything else (callbacks, future observers, several
+/// wakes, dropped elements) goes into `ChannelMoreEffects`, allocated only when needed.
+@usableFromInline
+struct ChannelEffects<Element>: @unchecked Sendable {
+  @usableFromInline var resumer: CoroutineWaker?
+  @usableFromInline var more: ChannelMoreEffects<Element>?
+
+  @inlinable init() {}
+
+  /// Resumes `resumer` (already claimed) after unlocking.
+  @inlinable mutating func resume(_ resumer: CoroutineWaker) {
+    if self.resumer == nil { self.resumer = resumer } else { moreEffects.wakes.append(.waker(resumer)) }
+  }
+
+  @inlinable mutating func add(_ wake: ChannelWake<Element>) {
+    if case .waker(let resumer) = wake, self.resumer == nil {
+      self.resumer = resumer
+    } else {
+      moreEffects.wakes.append(wake)
+    }
+  }
+
+  /// Callbacks (`whenCanceled`, `whenComplete`) that became due.
+  @inlinable mutating func addCallbacks(_ callbacks: [() -> Void]) {
+    guard !callbacks.isEmpty else { return }
+    moreEffects.callbacks.append(contentsOf: callbacks)
+  }
+
+  /// Elements dropped by a cancel or a conflated overwrite, released outside the lock.
+  @inlinable mutating func drop(_ elements: [Element]) {
+    guard !elements.isEmpty else { return }
+    moreEffects.dropped.append(contentsOf: elements)
+  }
+
+  @inlinable var moreEffects: ChannelMoreEffects<Element> {
+    mutating get {
+      if let more { return more }
+      let created = ChannelMoreEffects<Element>()
+      more = created
+      return created
+    }
+  }
+
+  /// Runs everything, in order. Call with no lock held.
+  @inlinable func run() {
+    resumer?.wake()
+    more?.run()
+  }
+}
+
+/// The uncommon part of `ChannelEffects`. `@unchecked Sendable`: filled under the channel lock,
+/// then run by the same thread after unlocking.
+@usableFromInline
+final class ChannelMoreEffects<Element>: @unchecked Sendable {
+  @usableFromInline var wakes: [ChannelWake<Element>] = []
+  @usableFromInline var callbacks: [() -> Void] = []
+  @usableFromInline var dropped: [Element] = []
+
+  @inlinable init() {}
+
+  @inlinable func run() {
+    for wake in wakes { wake.run() }
+    for callback in callbacks { callback() }
+    dropped = []
+  }
+}

@@ -1,0 +1,372 @@
+import CCoroutineContext
+import Synchronization
+
+/// The one state/observer core behind both `Promise` and `CoFuture`.
+///
+/// It holds pending → fulfilled(Value) or rejected(Error), once, and the reactions registered
+/// while pending. Locking lives here and nowhere else: registering takes the lock once,
+/// resolving takes it once, and the reactions a resolution hands back are notified *outside*
+/// the lock, so they may freely touch the cell again.
+///
+/// Reading a resolved cell takes no lock at all: `status` is stored with release ordering after
+/// the payload was written (under the lock) and loaded with acquire ordering, and the payload
+/// never changes afterwards. `await()` of a finished future is one atomic load and a copy.
+///
+/// The cell is not generic: every field is an atomic word, and the typed operations are generic
+/// *methods* told the value type by their owner (`Promise<Value>`, `CoFuture<Value>`). The
+/// value lives in three words when it fits (size and alignment of at most three machine words —
+/// every `Int`, `String`, `Array`, class reference, …), else in a `ValueBox`; an error lives in
+/// the first word. No result is ever boxed in `Any` or cast back, and code that runs
+/// unspecialized — the owners' deinitializers, the chained steps run from a queue — never asks
+/// the runtime for the metadata of a generic cell type (a hash-table lookup each time).
+///
+/// The owner must call `destroyPayload(as:)` in its `deinit`: the cell itself does not know
+/// the value's type.
+@usableFromInline
+struct ResolutionCell: ~Copyable {
+  @usableFromInline let status: Atomic<UInt8>
+  @usableFromInline let word0: Atomic<UInt>
+  @usableFromInline let word1: Atomic<UInt>
+  @usableFromInline let word2: Atomic<UInt>
+  /// Whether the payload holds something to release (an error, a boxed value, a value that is
+  /// not plain bits): decided where the type is known, so that the owner's `deinit` — which
+  /// runs unspecialized — skips `destroyPayload` for plain values without any generic call.
+  @usableFromInline let payloadNeedsDestroy: Atomic<Bool>
+  /// The reactions registered while pending, in registration order.
+  @usableFromInline let chain: Mutex<ReactionChain>
+
+  @inlinable init() {
+    status = Atomic(CellStatus.pending)
+    word0 = Atomic(0)
+    word1 = Atomic(0)
+    word2 = Atomic(0)
+    payloadNeedsDestroy = Atomic(false)
+    chain = Mutex(ReactionChain())
+  }
+
+  @inlinable init<Value>(fulfilledWith value: Value) {
+    self.init()
+    storeValue(value)
+    status.store(CellStatus.fulfilled, ordering: .releasing)
+  }
+
+  @inlinable init(rejectedWith error: any Error) {
+    self.init()
+    storeError(error)
+    status.store(CellStatus.rejected, ordering: .releasing)
+  }
+
+  @inlinable init<Value>(resolved result: Result<Value, any Error>) {
+    switch result {
+    case .success(let value): self.init(fulfilledWith: value)
+    case .failure(let error): self.init(rejectedWith: error)
+    }
+  }
+
+  deinit {
+    // A resolved cell's chain was taken by its resolution (and nothing is added after it).
+    guard status.load(ordering: .relaxed) == CellStatus.pending else { return }
+    let head = chain.withLock { $0.take() }
+    ReactionChain.release(head)
+  }
+
+  /// Destroys the value or error; the owner's `deinit` calls it once, with its value type.
+  @inlinable func destroyPayload<Value>(as type: Value.Type) {
+    guard payloadNeedsDestroy.load(ordering: .relaxed) else { return }
+    switch status.load(ordering: .acquiring) {
+    case CellStatus.fulfilled: destroyValue(as: type)
+    case CellStatus.rejected: destroyError()
+    default: break
+    }
+  }
+
+  // MARK: Reading (lock-free once resolved)
+
+  /// `CellStatus.pending`, `.fulfilled` or `.rejected`, with acquire ordering: after a resolved
+  /// status, the payload may be read.
+  @inlinable var currentStatus: UInt8 { status.load(ordering: .acquiring) }
+
+  @inlinable var isPending: Bool { currentStatus == CellStatus.pending }
+
+  /// The result if resolved.
+  @inlinable func result<Value>(as type: Value.Type) -> Result<Value, any Error>? {
+    switch currentStatus {
+    case CellStatus.fulfilled: return .success(loadValue(as: type))
+    case CellStatus.rejected: return .failure(loadError())
+    default: return nil
+    }
+  }
+
+  /// The result of a cell known to be resolved.
+  @inlinable func resolvedResult<Value>(as type: Value.Type) -> Result<Value, any Error> {
+    currentStatus == CellStatus.fulfilled ? .success(loadValue(as: type)) : .failure(loadError())
+  }
+
+  // MARK: Resolving
+
+  /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
+  /// when it was already resolved (later resolutions are no-ops).
+  @inlinable func fulfill<Value>(_ value: Value) -> UInt? {
+    chain.withCriticalSection { chain -> UInt? in
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+      storeValue(value)
+      status.store(CellStatus.fulfilled, ordering: .releasing)
+      return chain.take()
+    }
+  }
+
+  /// Rejects the cell if pending; see `fulfill`.
+  @inlinable func reject(_ error: any Error) -> UInt? {
+    chain.withCriticalSection { chain -> UInt? in
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+      storeError(error)
+      status.store(CellStatus.rejected, ordering: .releasing)
+      return chain.take()
+    }
+  }
+
+  /// Resolves the cell with `result` if pending; see `fulfill`.
+  @inlinable func resolve<Value>(_ result: Result<Value, any Error>) -> UInt? {
+    switch result {
+    case .success(let value): return fulfill(value)
+    case .failure(let error): return reject(error)
+    }
+  }
+
+  /// Tells every reaction of `head` (as returned by `fulfill`/`reject`/`resolve`), in
+  /// registration order, that this cell, inside `owner`, is resolved.
+  @inlinable func notify(_ head: UInt, owner: AnyObject) {
+    guard head != 0 else { return }
+    let owner = Unmanaged.passUnretained(owner)
+    withUnsafePointer(to: self) { cell in
+      var next = head
+      while next != 0 {
+        let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
+          .takeRetainedValue()
+        // Read before notifying: a notified reaction may at once be linked into another chain.
+        next = reaction.nextInChain.load(ordering: .relaxed)
+        reaction.observedResolution(of: owner, cell: UnsafeRawPointer(cell))
+      }
+    }
+  }
+
+  /// Tells `reaction` at once that this (resolved) cell, inside `owner`, is resolved.
+  @inlinable func tell(_ reaction: Reaction, owner: AnyObject) {
+    withUnsafePointer(to: self) { cell in
+      reaction.observedResolution(of: Unmanaged.passUnretained(owner), cell: UnsafeRawPointer(cell))
+    }
+  }
+
+  // MARK: Observing
+
+  /// Adds `reaction` to the chain if the cell is pending and returns true; returns false (and
+  /// keeps nothing) when it is already resolved.
+  @inlinable func register(_ reaction: Reaction) -> Bool {
+    if currentStatus != CellStatus.pending { return false }
+    reaction.nextInChain.store(0, ordering: .relaxed)
+    let bits = UInt(bitPattern: Unmanaged.passRetained(reaction).toOpaque())
+    let added = chain.withCriticalSection { chain -> Bool in
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return false }
+      chain.append(bits)
+      return true
+    }
+    if !added { Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    return added
+  }
+
+  /// Takes `reaction` out of the chain if it is still there (true); false when a resolution
+  /// has already taken the chain (the reaction is, or is about to be, notified).
+  @inlinable func unregister(_ reaction: Reaction) -> Bool {
+    let bits = UInt(bitPattern: Unmanaged.passUnretained(reaction).toOpaque())
+    let removed = chain.withCriticalSection { $0.remove(bits) }
+    if removed { Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    return removed
+  }
+
+  /// Runs `observer` synchronously on the resolving thread once resolved; at once, on this
+  /// thread, when it already is.
+  @inlinable func whenResolved<Value>(_ observer: @escaping (Result<Value, any Error>) -> Void) {
+    if currentStatus == CellStatus.pending, register(ClosureReaction(observer)) { return }
+    observer(resolvedResult(as: Value.self))
+  }
+
+  // MARK: Payload
+
+  /// Whether values are stored in the three words (else in a `ValueBox`).
+  @inlinable static func storesInline<Value>(_ type: Value.Type) -> Bool {
+    MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.size
+      && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+  }
+
+  // The payload crosses between typed values and the atomic words through a scratch tuple on
+  // the stack, touched only through a pointer laundered by the out-of-line `cov_opaque_pointer`
+  // (typed initialization, raw word loads and stores). Without the laundering the optimizer
+  // knows the pointer is the `(UInt, UInt, UInt)` variable, and may forward that variable's
+  // initial zeros past the typed store into the raw loads: a release-mode miscompile we hit
+  // (`Promise(MyError.failed).error` crashed). Not `withUnsafeTemporaryAllocation`, which is
+  // correct but, in unspecialized code, asks the runtime for `Result` metadata on every call
+  // (its cost per chained `then` is in the Performance article, "Design choices and what they
+  // save").
+
+  @inlinable func storeValue<Value>(_ value: Value) {
+    if !Self.storesInline(Value.self) || !_isPOD(Value.self) {
+      payloadNeedsDestroy.store(true, ordering: .relaxed)
+    }
+    if Self.storesInline(Value.self) {
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      withUnsafeMutableBytes(of: &scratch) { buffer in
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
+        raw.initializeMemory(as: Value.self, to: value)  // owned by the words from here on
+        storeWords(from: raw)
+      }
+    } else {
+      word0.store(UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque()), ordering: .relaxed)
+    }
+  }
+
+  @inlinable func storeWords(from raw: UnsafeMutableRawPointer) {
+    word0.store(raw.load(as: UInt.self), ordering: .relaxed)
+    word1.store(raw.load(fromByteOffset: 8, as: UInt.self), ordering: .relaxed)
+    word2.store(raw.load(fromByteOffset: 16, as: UInt.self), ordering: .relaxed)
+  }
+
+  @inlinable func loadWords(into raw: UnsafeMutableRawPointer) {
+    raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
+    raw.storeBytes(of: word1.load(ordering: .relaxed), toByteOffset: 8, as: UInt.self)
+    raw.storeBytes(of: word2.load(ordering: .relaxed), toByteOffset: 16, as: UInt.self)
+  }
+
+  /// The value of a fulfilled cell (read after an acquiring `status` load): a copy.
+  @inlinable func loadValue<Value>(as type: Value.Type) -> Value {
+    if Self.storesInline(Value.self) {
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      return withUnsafeMutableBytes(of: &scratch) { buffer in
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
+        loadWords(into: raw)
+        return raw.load(as: Value.self)
+      }
+    }
+    return Unmanaged<ValueBox<Value>>.fromOpaque(
+      UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!
+    ).takeUnretainedValue().value
+  }
+
+  @inlinable func storeError(_ error: any Error) {
+    payloadNeedsDestroy.store(true, ordering: .relaxed)
+    var scratch: UInt = 0
+    withUnsafeMutableBytes(of: &scratch) { buffer in
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
+      raw.initializeMemory(as: (any Error).self, to: error)  // owned by the word from here on
+      word0.store(raw.load(as: UInt.self), ordering: .relaxed)
+    }
+  }
+
+  /// The error of a rejected cell (read after an acquiring `status` load): a copy.
+  @inlinable func loadError() -> any Error {
+    var scratch: UInt = 0
+    return withUnsafeMutableBytes(of: &scratch) { buffer in
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
+      raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
+      return raw.load(as: (any Error).self)
+    }
+  }
+
+  @inlinable func destroyValue<Value>(as type: Value.Type) {
+    if Self.storesInline(Value.self) {
+      guard !_isPOD(Value.self) else { return }
+      var scratch: (UInt, UInt, UInt) = (0, 0, 0)
+      withUnsafeMutableBytes(of: &scratch) { buffer in
+        let raw = cov_opaque_pointer(buffer.baseAddress!)!
+        loadWords(into: raw)
+        raw.bindMemory(to: Value.self, capacity: 1).deinitialize(count: 1)
+      }
+    } else {
+      Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!)
+        .release()
+    }
+  }
+
+  @inlinable func destroyError() {
+    var scratch: UInt = 0
+    withUnsafeMutableBytes(of: &scratch) { buffer in
+      let raw = cov_opaque_pointer(buffer.baseAddress!)!
+      raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
+      raw.bindMemory(to: (any Error).self, capacity: 1).deinitialize(count: 1)
+    }
+  }
+}
+
+/// The states of `ResolutionCell.status`.
+@usableFromInline
+enum CellStatus {
+  @usableFromInline static let pending: UInt8 = 0
+  @usableFromInline static let fulfilled: UInt8 = 1
+  @usableFromInline static let rejected: UInt8 = 2
+}
+
+/// A value too large for a cell's three words.
+@usableFromInline
+final class ValueBox<Value> {
+  @usableFromInline let value: Value
+  @inlinable init(_ value: Value) { self.value = value }
+}
+
+/// A cell's registered reactions: a singly linked chain through `Reaction.nextInChain`, each
+/// link the bits of a retained reference. Only touched under the cell's lock.
+@usableFromInline
+struct ReactionChain: Sendable {
+  @usableFromInline var head: UInt = 0
+  @usableFromInline var tail: UInt = 0
+
+  @inlinable init() {}
+
+  @inlinable static func reaction(_ bits: UInt) -> Reaction {
+    Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+  }
+
+  @inlinable mutating func append(_ bits: UInt) {
+    if tail != 0 {
+      Self.reaction(tail).nextInChain.store(bits, ordering: .relaxed)
+    } else {
+      head = bits
+    }
+    tail = bits
+  }
+
+  /// Empties the chain, returning its head (0 when empty).
+  @inlinable mutating func take() -> UInt {
+    let first = head
+    head = 0
+    tail = 0
+    return first
+  }
+
+  /// Unlinks the reaction `bits`; false if it is not in the chain.
+  @inlinable mutating func remove(_ bits: UInt) -> Bool {
+    var previous: UInt = 0
+    var current = head
+    while current != 0 {
+      let next = Self.reaction(current).nextInChain.load(ordering: .relaxed)
+      if current == bits {
+        if previous == 0 { head = next } else {
+          Self.reaction(previous).nextInChain.store(next, ordering: .relaxed)
+        }
+        if tail == bits { tail = previous }
+        return true
+      }
+      previous = current
+      current = next
+    }
+    return false
+  }
+
+  /// Releases every reaction of a chain nobody will notify (its cell was deallocated pending).
+  @usableFromInline static func release(_ head: UInt) {
+    var next = head
+    while next != 0 {
+      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
+        .takeRetainedValue()
+      next = reaction.nextInChain.load(ordering: .relaxed)
+    }
+  }
+}

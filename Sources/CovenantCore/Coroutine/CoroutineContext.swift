@@ -1,0 +1,387 @@
+import CCoroutineContext
+import Dispatch
+import Synchronization
+
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// One coroutine: its fiber (stack + saved registers), the scheduler it continues on, its
+/// cancellation flag and its per-await `WaitState`.
+///
+/// Lifetime: the coroutine's own first frame holds a strong reference until the body returns
+/// or throws, so a suspended coroutine stays alive (with its stack) until it is resumed and
+/// finishes: frames are never skipped. Runners hold a reference while they run a slice.
+@usableFromInline
+final class CoroutineContext: Reaction, @unchecked Sendable {
+  /// What the coroutine asked for when it last switched out; read by the runner on the same
+  /// thread right after the switch, so it needs no synchronisation.
+  enum Exit {
+    case suspend
+    case reschedule
+    case finished
+  }
+
+  /// Written only by the coroutine itself (before it suspends or hops), read by whoever
+  /// schedules it after a wake; the `WaitState` atomics order the two.
+  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `dispatchTarget`).
+  private var otherScheduler: (any CoroutineScheduler)?
+  private(set) var currentSchedulerIdentity: ObjectIdentifier?
+  /// The scheduler when it is a `DispatchQueue`, the common case: kept as the queue itself (no
+  /// existential to box, copy and destroy per coroutine) with its `dispatch_queue_t`, so that
+  /// dispatching a slice copies no reference.
+  private var dispatchTarget: DirectDispatchTarget?
+
+  /// The scheduler the coroutine runs on now.
+  var scheduler: any CoroutineScheduler { dispatchTarget?.queue ?? otherScheduler! }
+
+  /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
+  /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
+  /// started after another finished reuses its warm stack (or its shared stack's warm pages).
+  private var fiber: OpaquePointer?
+  private let stackRequest: CoroutineStackRequest
+  private let onStartFailure: ((any Error) -> Void)?
+  private var body: (() throws -> Void)?
+
+  let wait = WaitState()
+  /// The coroutine is its own registration in the cell it awaits (see `awaitResolution`):
+  /// the generation of that await, plus two flags: `staleRegistration` while a cell that the
+  /// coroutine gave up waiting for may still read its chain link, `notifiedRegistration` once
+  /// that cell's notifier is done with it.
+  private let registration = Atomic<UInt64>(0)
+  private static let staleRegistration: UInt64 = 1 << 63
+  private static let notifiedRegistration: UInt64 = 1 << 62
+  private static let registrationFlags = staleRegistration | notifiedRegistration
+  /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
+  /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
+  /// lock-free stack: each side's single atomic step decides who runs the callbacks).
+  private let completion = Atomic<UInt>(0)
+  private static let finishedMark: UInt = 1
+  private let canceled = Atomic<Bool>(false)
+  var exit = Exit.suspend
+
+  /// Creates a coroutine that has not started yet.
+  ///
+  /// - Parameter onStartFailure: called instead of the body when no stack can be allocated
+  ///   for the first slice; by default the failure is reported on stderr.
+  @usableFromInline init(
+    scheduler: any CoroutineScheduler, stack: CoroutineStackRequest = .automatic,
+    onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
+  ) {
+    let (identity, queue) = classifyScheduler(scheduler)
+    currentSchedulerIdentity = identity
+    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    otherScheduler = queue == nil ? scheduler : nil
+    stackRequest = stack
+    self.onStartFailure = onStartFailure
+    self.body = body
+    super.init()
+  }
+
+  /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
+  /// an existential).
+  @usableFromInline
+  init(queue: DispatchQueue, stack: CoroutineStackRequest, body: @escaping () throws -> Void) {
+    dispatchTarget = DirectDispatchTarget(queue)
+    currentSchedulerIdentity = ObjectIdentifier(queue)
+    stackRequest = stack
+    onStartFailure = nil
+    self.body = body
+    super.init()
+  }
+
+  deinit {
+    // Only reachable when finished or never started: a suspended coroutine's own frame keeps
+    // it alive.
+    if let fiber { cov_fiber_destroy(fiber) }
+  }
+
+  /// The coroutine whose body is running on this thread.
+  static var current: CoroutineContext? { currentUnmanaged?.takeUnretainedValue() }
+
+  /// `current`, unretained: code running inside the body may use it without reference
+  /// counting, as the coroutine's own first frame keeps it alive.
+  static var currentUnmanaged: Unmanaged<CoroutineContext>? {
+    cov_tls_load(ThreadSlot.coroutine).map { Unmanaged.fromOpaque($0) }
+  }
+
+  /// The current coroutine, or `calledOutsideCoroutine`.
+  @usableFromInline static func requireCurrent() throws(CoroutineError) -> CoroutineContext {
+    guard let current else { throw .calledOutsideCoroutine }
+    return current
+  }
+
+
+  // MARK: Starting and running (scheduler side)
+
+  /// Schedules the first slice on the coroutine's scheduler.
+  @usableFromInline func start() { schedule() }
+
+  /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
+  /// task serves the same scheduler).
+  func schedule() {
+    if let schedulerIdentity, SchedulerTurn.handOff(self, to: schedulerIdentity) {
+      return
+    }
+    scheduleTask()
+  }
+
+  /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
+  /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
+  func scheduleTask() {
+    if let rawQueue = dispatchTarget?.rawQueue {  // a trivial field: no retain of the queue
+      DirectDispatch.async(self, onRawQueue: rawQueue)
+    } else if let queue = dispatchTarget?.queue {
+      DirectDispatch.async(self, on: queue)
+    } else {
+      otherScheduler!.scheduleTask { [self] in SchedulerTurn.run(self) }
+    }
+  }
+
+  // MARK: Reaction (a coroutine is a scheduler task)
+
+  override func run() { while runSlice() {} }
+  override var schedulerIdentity: ObjectIdentifier? { currentSchedulerIdentity }
+  override func reschedule() { scheduleTask() }
+
+  /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
+  /// must run again at once (it was woken while suspending).
+  func runSlice() -> Bool {
+    guard let fiber = fiber ?? makeFiber() else { return false }
+    let previous = cov_tls_load(ThreadSlot.coroutine)
+    cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
+    let status = cov_fiber_resume(fiber)
+    cov_tls_store(ThreadSlot.coroutine, previous)
+    // Parked: its shared stack is running another coroutine; that one's switch-out hands this
+    // one back to `schedule()` (see `SharedStackParking`).
+    if _slowPath(status != Int32(COV_FIBER_RAN)) { return false }
+    switch exit {
+    case .suspend:
+      return wait.confirmSuspended()
+    case .reschedule:
+      scheduleTask()
+      return false
+    case .finished:
+      finish()
+      return false
+    }
+  }
+
+  private func makeFiber() -> OpaquePointer? {
+    let argument = Unmanaged.passUnretained(self).toOpaque()
+    if usesSharedStack {
+      SharedStackParking.install()
+      // One group of shared stacks per scheduler (value-type schedulers share the nil group).
+      let group = currentSchedulerIdentity.map { UnsafeRawPointer(bitPattern: Int(bitPattern: $0)) }
+      fiber = cov_fiber_create_shared(group ?? nil, coroutineEntry, argument)
+    } else {
+      fiber = cov_fiber_create(stackRequest.dedicatedSize, coroutineEntry, argument)
+    }
+    if fiber == nil {
+      let error = CoroutineStartError(stackSize: stackRequest.dedicatedSize, errorNumber: errno)
+      body = nil
+      if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
+      finish()
+    }
+    return fiber
+  }
+
+  /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's,
+  /// else `Coroutine.defaultStackMode`.
+  private var usesSharedStack: Bool {
+    switch stackRequest.raw {
+    case CoroutineStackRequest.sharedRaw: return true
+    case 0:
+      let mode = SchedulerStackModes.mode(for: currentSchedulerIdentity) ?? Coroutine.defaultStackMode
+      return mode == .shared
+    default: return false
+    }
+  }
+
+  /// The body, run on the coroutine's own stack by `coroutineEntry` (inlined there: one frame
+  /// less to copy when the coroutine's stack is shared).
+  @inline(__always)
+  func runBody() {
+    let body = self.body.take()  // moved out: no copy of the closure's context
+    do { try body?() } catch {
+      // A coroutine's error ends it; futures started with `coroutineFuture` capture it.
+    }
+    exit = .finished
+  }
+
+  /// Marks the coroutine finished and runs the callbacks registered so far, in the order they
+  /// were added (later ones run at once in `whenFinished`).
+  private func finish() {
+    let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
+    guard last != 0 else { return }
+    var callbacks: [() -> Void] = []
+    var bits = last
+    while bits != 0 {
+      let node = Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        .takeRetainedValue()
+      callbacks.append(node.callback)
+      bits = node.next
+    }
+    for callback in callbacks.reversed() { callback() }
+  }
+
+  // MARK: Suspending (coroutine side)
+
+  /// Suspends the coroutine until a waker handed to `register` resumes it.
+  ///
+  /// `register` runs on the coroutine before it switches out; it may resume synchronously.
+  /// - Throws: `.canceled` if the coroutine is or becomes cancelled before a waker wins.
+  @usableFromInline func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
+    let generation = try beginWait()
+    register(CoroutineWaker(coroutine: self, generation: generation))
+    try completeWait()
+  }
+
+  /// Opens the next await (a new generation of `wait`) and returns its generation.
+  /// - Throws: `.canceled` if the coroutine is cancelled.
+  @inline(__always)
+  private func beginWait() throws(CoroutineError) -> UInt64 {
+    if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
+    // Only the coroutine itself opens generations: the word's own is the last one it opened.
+    let generation = wait.currentGeneration &+ 1
+    wait.begin(generation)
+    // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
+    if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, canceling: true) {
+      _ = wait.wake()
+      throw .canceled
+    }
+    return generation
+  }
+
+  /// Switches out unless the await was already woken; on return it has been.
+  /// - Throws: `.canceled` if `cancel()` won the await.
+  @inline(__always)
+  private func completeWait() throws(CoroutineError) {
+    if wait.flags & WaitState.woken == 0 {
+      exit = .suspend
+      cov_fiber_suspend()
+    }
+    if wait.flags & WaitState.canceledWake != 0 { throw .canceled }
+  }
+
+  /// Suspends until `cell` is resolved, with the coroutine itself registered in the cell: one
+  /// lock round trip to register, no allocation, and no closure or waker value in between.
+  ///
+  /// A cancelled await takes the coroutine out of the chain again; if a resolution had already
+  /// taken the chain, its notifier may still read the coroutine's link, so until that notifier
+  /// has called `observedResolution` (which clears `staleRegistration`) later awaits register
+  /// an `AwaitReaction` of their own instead.
+  ///
+  /// Returns whether the await was cancelled (rather than throwing: the caller, which uses the
+  /// coroutine unretained, then needs no closure frame that can throw; with shared stacks
+  /// every frame between the body and the switch is copied when the coroutine is evicted).
+  func awaitResolution(of cell: borrowing ResolutionCell) -> Bool {
+    do { try awaitResolutionThrowing(of: cell) } catch { return true }
+    return false
+  }
+
+  /// The current coroutine's `awaitResolution`, with the coroutine used unretained (its own
+  /// first frame keeps it alive while its body runs).
+  /// - Throws: `.calledOutsideCoroutine` outside a coroutine; `.canceled` if the coroutine is
+  ///   or becomes cancelled first.
+  static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
+    guard let coroutine = currentUnmanaged else { throw .calledOutsideCoroutine }
+    if coroutine._withUnsafeGuaranteedRef({ $0.awaitResolution(of: cell) }) { throw .canceled }
+  }
+
+  @inline(__always)
+  private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
+    let generation = try beginWait()
+    var reaction: Reaction = self
+    if _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) {
+      registration.store(generation, ordering: .relaxed)
+    } else {
+      reaction = AwaitReaction(self, generation: generation)
+    }
+    if !cell.register(reaction), wait.claim(generation) {
+      _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
+    }
+    do {
+      try completeWait()
+    } catch {
+      if reaction === self, !cell.unregister(self) {
+        // A resolution took the chain: its notifier may still read the link. Unless it is
+        // already done (notified), it clears the mark when it is.
+        let old = registration.bitwiseOr(Self.staleRegistration, ordering: .acquiringAndReleasing)
+          .oldValue
+        if old & Self.notifiedRegistration != 0 {
+          registration.bitwiseAnd(~Self.staleRegistration, ordering: .relaxed)
+        }
+      }
+      throw error
+    }
+  }
+
+  /// The cell this coroutine awaits is resolved: resumes the await the registration was made
+  /// for (a stale notification finds its claim refused). The notifier has read the link before
+  /// calling this, so afterwards the coroutine may register itself again.
+  override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
+    let old = registration.bitwiseOr(Self.notifiedRegistration, ordering: .acquiringAndReleasing)
+      .oldValue
+    if wait.claim(old & ~Self.registrationFlags), wait.wake() { schedule() }
+    if old & Self.staleRegistration != 0 {
+      registration.bitwiseAnd(~Self.staleRegistration, ordering: .releasing)
+    }
+  }
+
+  /// Moves the coroutine to `scheduler` (it continues in a task there).
+  func hop(to scheduler: any CoroutineScheduler) {
+    let (identity, queue) = classifyScheduler(scheduler)
+    currentSchedulerIdentity = identity
+    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    otherScheduler = queue == nil ? scheduler : nil
+    exit = .reschedule
+    cov_fiber_suspend()
+  }
+
+  /// Lets other work on the scheduler run, then continues.
+  func yield() throws(CoroutineError) {
+    if isCanceled { throw .canceled }
+    exit = .reschedule
+    cov_fiber_suspend()
+  }
+
+  /// Whether the coroutine runs on `scheduler` (same object) right now.
+  func isOn(_ scheduler: any CoroutineScheduler) -> Bool {
+    guard let identity = classifyScheduler(scheduler).identity else { return false }
+    return identity == currentSchedulerIdentity
+  }
+
+  // MARK: Cancellation
+
+  @usableFromInline var isCanceled: Bool { canceled.load(ordering: .relaxed) }
+
+  /// Cancels the coroutine: its pending await throws `.canceled` promptly, later ones at once.
+  @usableFromInline func cancel() {
+    if canceled.exchange(true, ordering: .sequentiallyConsistent) { return }
+    let generation = wait.currentGeneration
+    if wait.claim(generation, canceling: true), wait.wake() { schedule() }
+  }
+
+  /// Registers `callback` to run when the coroutine finishes (at once if it has).
+  func whenFinished(_ callback: @escaping () -> Void) {
+    let node = CompletionCallback(callback)
+    let bits = UInt(bitPattern: Unmanaged.passRetained(node).toOpaque())
+    var current = completion.load(ordering: .acquiring)
+    while current != Self.finishedMark {
+      node.next = current
+      let (exchanged, original) = completion.compareExchange(
+        expected: current, desired: bits, ordering: .acquiringAndReleasing)
+      if exchanged { return }
+      current = original
+    }
+    Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
+    callback()
+  }
+
+  var isFinished: Bool { completion.load(ordering: .acquiring) == Self.finishedMark }
+}

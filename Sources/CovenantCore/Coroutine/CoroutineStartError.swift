@@ -1,0 +1,50 @@
+import CCoroutineContext
+
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Thrown when a coroutine cannot get a stack: the address space is exhausted, or the process
+/// is close to the kernel's limit on memory mappings (`vm.max_map_count` on Linux), of which
+/// Covenant leaves a reserve to the rest of the process.
+public struct CoroutineStartError: Error, CustomStringConvertible, Sendable {
+  /// The stack size asked for, in bytes (0: the default).
+  public let stackSize: Int
+  /// The `errno` of the failure (`EAGAIN`: the mapping budget is used up).
+  let errorNumber: Int32
+
+  init(stackSize: Int, errorNumber: Int32 = 0) {
+    self.stackSize = stackSize
+    self.errorNumber = errorNumber
+  }
+
+  /// Describes the failure.
+  public var description: String {
+    let size = stackSize == 0 ? Int(cov_stack_default_size()) : stackSize
+    let head = "Covenant: could not allocate a coroutine stack of \(size) bytes"
+    guard errorNumber == EAGAIN else { return head }
+    return head
+      + ": the process holds \(cov_stack_mappings_in_use()) stack mappings, the most it may "
+      + "with vm.max_map_count = \(cov_stack_max_map_count()) and a reserve left for the rest "
+      + "of the process; use shared stacks (`stackMode: .shared`, the default) or raise "
+      + "vm.max_map_count"
+  }
+}
+
+/// Reports a coroutine that could not start (no `onStartFailure` handler) on stderr, with
+/// `write(2)`: the core does not load Foundation for `FileHandle`.
+func reportUnstartableCoroutine(_ error: any Error) {
+  var message = "\(error)\n"
+  message.withUTF8 { bytes in
+    var remaining = UnsafeRawBufferPointer(bytes)
+    while !remaining.isEmpty {
+      let written = write(2, remaining.baseAddress, remaining.count)
+      if written <= 0 { return }
+      remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
+    }
+  }
+}
