@@ -42,7 +42,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
   /// started after another finished reuses its warm stack (or its shared stack's warm pages).
-  private var fiber: OpaquePointer?
+  private(set) var fiber: OpaquePointer?
   private let stackRequest: CoroutineStackRequest
   private let onStartFailure: ((any Error) -> Void)?
   private var body: (() throws -> Void)?
