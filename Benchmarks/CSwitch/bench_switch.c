@@ -265,18 +265,19 @@ static double c6_alternate(cov_fiber_t *a, cov_fiber_t *b, long count) {
 
 // Pads two fibers so that each has `target` bytes in use when suspended (calibrated with an
 // unpadded fiber of a group of its own, which is left suspended: these fibers never end).
-static void c6_make(const void *key, size_t target, c6_job_t *jobs, cov_fiber_t **fibers) {
+static void c6_make(const void *key, size_t stacks, size_t target, c6_job_t *jobs,
+                    cov_fiber_t **fibers) {
   static int calibration_key;
   static c6_job_t bare_job;
   static size_t bare;
   if (bare == 0) {
-    cov_fiber_t *probe = cov_fiber_create_shared(&calibration_key, c6_entry, &bare_job);
+    cov_fiber_t *probe = cov_fiber_create_shared(&calibration_key, 0, c6_entry, &bare_job);
     cov_fiber_resume(probe);
     bare = c6_used(probe);
   }
   for (int i = 0; i < 2; i++) {
     jobs[i].pad = target > bare ? (target - bare + 15) & ~(size_t)15 : 0;
-    fibers[i] = cov_fiber_create_shared(key, c6_entry, &jobs[i]);
+    fibers[i] = cov_fiber_create_shared(key, stacks, c6_entry, &jobs[i]);
     cov_fiber_resume(fibers[i]);
   }
 }
@@ -289,12 +290,10 @@ static void run_c6(double raw_round_trip, int runs) {
   cov_shared_stacks_set_eager_eviction(0);
   for (int s = 0; s < 3; s++) {
     static int keys[3][2];
-    cov_stack_group_set_min_stacks(&keys[s][0], 1);  // both fibers on one stack: copies
-    cov_stack_group_set_min_stacks(&keys[s][1], 2);  // one stack each: none
     c6_job_t copy_jobs[2], plain_jobs[2];
     cov_fiber_t *copy[2], *plain[2];
-    c6_make(&keys[s][0], sizes[s], copy_jobs, copy);
-    c6_make(&keys[s][1], sizes[s], plain_jobs, plain);
+    c6_make(&keys[s][0], 1, sizes[s], copy_jobs, copy);    // both on one stack: copies
+    c6_make(&keys[s][1], 2, sizes[s], plain_jobs, plain);  // one stack each: none
     long count = iterations / 10;
     c6_alternate(copy[0], copy[1], count / 10 + 1);  // warm up (buffers allocated here)
     c6_alternate(plain[0], plain[1], count / 10 + 1);

@@ -129,8 +129,10 @@ struct cov_shared_stack {
   char *top;                // stack.base + stack.size, 16-aligned
 };
 
-// The group of `key` (created on first use); NULL only when out of memory.
-cov_stack_group_t *cov_group_for(const void *key) __attribute__((visibility("hidden")));
+// The group of `key` (created on first use), its minimum set to `min_stacks` unless 0; NULL
+// only when out of memory.
+cov_stack_group_t *cov_group_for(const void *key, size_t min_stacks)
+    __attribute__((visibility("hidden")));
 // Makes sure the group has a stack; 0 or an errno value.
 int cov_group_ensure_stack(cov_stack_group_t *group) __attribute__((visibility("hidden")));
 // Chooses the stack a new fiber of the group is bound to (never NULL once ensure_stack passed).

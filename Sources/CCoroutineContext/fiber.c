@@ -174,9 +174,9 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
   return fiber;
 }
 
-cov_fiber_t *cov_fiber_create_shared(const void *group_key, cov_fiber_entry_t entry,
-                                     void *argument) {
-  cov_stack_group_t *group = cov_group_for(group_key);
+cov_fiber_t *cov_fiber_create_shared(const void *group_key, size_t min_stacks,
+                                     cov_fiber_entry_t entry, void *argument) {
+  cov_stack_group_t *group = cov_group_for(group_key, min_stacks);
   if (!group) {
     errno = ENOMEM;
     return NULL;

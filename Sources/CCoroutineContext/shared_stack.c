@@ -43,7 +43,7 @@ enum {
   COV_DEFAULT_COPY_LIMIT = 64 * 1024,
   COV_MIN_COPY_LIMIT = 4096,
   GROUP_TABLE_SIZE = 1024,    // power of two
-  GROUP_TABLE_LIMIT = 768,    // beyond: new keys share existing groups
+  GROUP_TABLE_LIMIT = 768,    // beyond: idle groups move to new keys
   VACATED_PATTERN = 0xCD,     // debug builds: what vacated stack bytes read as
 };
 
@@ -128,17 +128,20 @@ struct cov_stack_group {
 };
 
 typedef struct {
-  const void *key;
+  const void *key;  // NULL: never used; TOMBSTONE: its group moved to another key
   cov_stack_group_t *group;
 } group_slot_t;
 
+#define TOMBSTONE ((const void *)~(uintptr_t)0)
+
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static group_slot_t group_table[GROUP_TABLE_SIZE];  // under table_lock
-static size_t group_count;
+static size_t group_count;                          // live keys
+static size_t tombstones;
 static cov_stack_group_t *null_key_group;           // the group of key NULL
 
 // The last group this thread looked up: coroutines mostly start on the scheduler that ran the
-// previous one.
+// previous one. (A stale entry, after the group moved to another key, only shares stacks.)
 static COV_TLS struct {
   const void *key;
   cov_stack_group_t *group;
@@ -178,9 +181,71 @@ static cov_stack_group_t *make_group(const void *key) {
   return group;
 }
 
-// Looks `key` up under the table lock, creating its group if needed. When the table is full, a
-// new key shares the group of the first occupied slot of its probe sequence: groups are only
-// stacks, so sharing costs some copying, never correctness.
+// Whether no stack of the group holds frames or waiters right now (a snapshot: it is only a
+// preference for reassigning groups, never a condition for correctness).
+static bool group_is_idle(cov_stack_group_t *group) {
+  size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
+  for (size_t i = 0; i < count; i++)
+    if (atomic_load_explicit(&group->stacks[i]->state, memory_order_relaxed) != 0) return false;
+  return true;
+}
+
+// Puts `key` in the table (lock held; the key is not there). Reuses the first tombstone of its
+// probe sequence.
+static void insert_locked(const void *key, cov_stack_group_t *group) {
+  size_t index = hash_key(key);
+  for (size_t probe = 0; probe < GROUP_TABLE_SIZE; probe++) {
+    group_slot_t *slot = &group_table[(index + probe) & (GROUP_TABLE_SIZE - 1)];
+    if (slot->key == NULL || slot->key == TOMBSTONE) {
+      if (slot->key == TOMBSTONE) tombstones--;
+      slot->key = key;
+      slot->group = group;
+      group_count++;
+      return;
+    }
+  }
+}
+
+// Rebuilds the table without tombstones (lock held).
+static void rehash_locked(void) {
+  static group_slot_t live[GROUP_TABLE_SIZE];
+  size_t count = 0;
+  for (size_t i = 0; i < GROUP_TABLE_SIZE; i++)
+    if (group_table[i].key && group_table[i].key != TOMBSTONE) live[count++] = group_table[i];
+  memset(group_table, 0, sizeof group_table);
+  group_count = 0;
+  tombstones = 0;
+  for (size_t i = 0; i < count; i++) insert_locked(live[i].key, live[i].group);
+}
+
+// A group for a new key once the table holds GROUP_TABLE_LIMIT keys: an idle group moves to it
+// (the key it served, whose scheduler may well be gone, gets a group again when it needs one),
+// with the default minimum; failing that, the key shares a group without an entry of its own.
+// Groups are only stacks: sharing costs some copying, never correctness.
+static cov_stack_group_t *reassign_locked(const void *key) {
+  size_t start = hash_key(key);
+  for (size_t probe = 0; probe < GROUP_TABLE_SIZE; probe++) {
+    group_slot_t *slot = &group_table[(start + probe) & (GROUP_TABLE_SIZE - 1)];
+    if (!slot->key || slot->key == TOMBSTONE || !group_is_idle(slot->group)) continue;
+    cov_stack_group_t *group = slot->group;
+    slot->key = TOMBSTONE;
+    slot->group = NULL;
+    group_count--;
+    tombstones++;
+    if (tombstones > GROUP_TABLE_SIZE / 8) rehash_locked();
+    group->key = key;
+    atomic_store_explicit(&group->min_stacks, cov_shared_stacks_default_min(), memory_order_relaxed);
+    insert_locked(key, group);
+    return group;
+  }
+  for (size_t probe = 0; probe < GROUP_TABLE_SIZE; probe++) {
+    group_slot_t *slot = &group_table[(start + probe) & (GROUP_TABLE_SIZE - 1)];
+    if (slot->group) return slot->group;
+  }
+  return NULL;
+}
+
+// Looks `key` up under the table lock, creating (or reassigning) its group if `create`.
 static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   if (!key) {
     if (!null_key_group && create) null_key_group = make_group(NULL);
@@ -190,47 +255,28 @@ static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   for (size_t probe = 0; probe < GROUP_TABLE_SIZE; probe++) {
     group_slot_t *slot = &group_table[(index + probe) & (GROUP_TABLE_SIZE - 1)];
     if (slot->key == key) return slot->group;
-    if (slot->key == NULL) {
-      if (!create) return NULL;
-      if (group_count >= GROUP_TABLE_LIMIT) break;
-      cov_stack_group_t *group = make_group(key);
-      if (!group) return NULL;
-      slot->key = key;
-      slot->group = group;
-      group_count++;
-      return group;
-    }
+    if (slot->key == NULL) break;
   }
-  for (size_t probe = 0; probe < GROUP_TABLE_SIZE; probe++) {
-    group_slot_t *slot = &group_table[(index + probe) & (GROUP_TABLE_SIZE - 1)];
-    if (slot->group) return slot->group;
-  }
-  return NULL;
-}
-
-cov_stack_group_t *cov_group_for(const void *key) {
-  if (last_group.group && last_group.key == key) return last_group.group;
-  pthread_mutex_lock(&table_lock);
-  cov_stack_group_t *group = lookup_locked(key, true);
-  pthread_mutex_unlock(&table_lock);
-  if (group) {
-    last_group.key = key;
-    last_group.group = group;
-  }
+  if (!create) return NULL;
+  if (group_count >= GROUP_TABLE_LIMIT) return reassign_locked(key);
+  cov_stack_group_t *group = make_group(key);
+  if (group) insert_locked(key, group);
   return group;
 }
 
-void cov_stack_group_set_min_stacks(const void *key, size_t count) {
-  cov_stack_group_t *group = cov_group_for(key);
-  if (group) atomic_store_explicit(&group->min_stacks, clamp_stack_count(count), memory_order_relaxed);
-}
-
-size_t cov_stack_group_min_stacks(const void *key) {
-  pthread_mutex_lock(&table_lock);
-  cov_stack_group_t *group = lookup_locked(key, false);
-  pthread_mutex_unlock(&table_lock);
-  return group ? atomic_load_explicit(&group->min_stacks, memory_order_relaxed)
-               : cov_shared_stacks_default_min();
+cov_stack_group_t *cov_group_for(const void *key, size_t min_stacks) {
+  cov_stack_group_t *group = last_group.group;
+  if (!group || last_group.key != key) {
+    pthread_mutex_lock(&table_lock);
+    group = lookup_locked(key, true);
+    pthread_mutex_unlock(&table_lock);
+    if (!group) return NULL;
+    last_group.key = key;
+    last_group.group = group;
+  }
+  if (min_stacks)
+    atomic_store_explicit(&group->min_stacks, clamp_stack_count(min_stacks), memory_order_relaxed);
+  return group;
 }
 
 size_t cov_stack_group_stack_count(const void *key) {

@@ -668,13 +668,16 @@ static void shared_entry(void *argument) {
   shared_rounds(job, job->depth);
 }
 
+// The minimum number of stacks the next make_shared asks of its group (0: the group's own).
+static size_t group_minimum;
+
 static cov_fiber_t *make_shared(const void *key, shared_job_t *job, int id, int depth,
                                 int rounds) {
   memset(job, 0, sizeof *job);
   job->id = id;
   job->depth = depth;
   job->rounds = rounds;
-  job->fiber = cov_fiber_create_shared(key, shared_entry, job);
+  job->fiber = cov_fiber_create_shared(key, group_minimum, shared_entry, job);
   return job->fiber;
 }
 
@@ -686,7 +689,7 @@ static int copied_out(cov_fiber_t *fiber) {
 static void test_shared_copy(void) {
   section("shared stacks: two fibers on one stack, copied out and back at the same addresses");
   static int key;
-  cov_stack_group_set_min_stacks(&key, 1);
+  group_minimum = 1;  // stacks the group of `key` keeps at least
   int eager = cov_shared_stacks_eager_eviction();
   cov_shared_stacks_set_eager_eviction(0);
   static const int depths[] = {0, 256, 1024, 4096, 16384};
@@ -718,7 +721,7 @@ static void test_shared_copy(void) {
 static void test_shared_lazy(void) {
   section("shared stacks: copy only when needed (two stacks, two fibers: never)");
   static int key;
-  cov_stack_group_set_min_stacks(&key, 2);
+  group_minimum = 2;  // stacks the group of `key` keeps at least
   int eager = cov_shared_stacks_eager_eviction();
   cov_shared_stacks_set_eager_eviction(0);
   shared_job_t a, b;
@@ -777,7 +780,7 @@ static int walk_copied_chain(cov_fiber_t *fiber, int *frames_out) {
 static void test_shared_frames_accessor(void) {
   section("saved frames accessor: in place and copied out, frame chain walkable in the copy");
   static int key;
-  cov_stack_group_set_min_stacks(&key, 1);
+  group_minimum = 1;  // stacks the group of `key` keeps at least
   int eager = cov_shared_stacks_eager_eviction();
   cov_shared_stacks_set_eager_eviction(0);
   shared_job_t a, b;
@@ -835,7 +838,7 @@ static void nesting_entry(void *argument) {
 static void test_shared_parking(void) {
   section("shared stacks: a fiber whose stack is running elsewhere is parked, not waited for");
   static int key;
-  cov_stack_group_set_min_stacks(&key, 1);
+  group_minimum = 1;  // stacks the group of `key` keeps at least
   cov_fiber_set_parking_hooks(test_park, test_unpark);
   atomic_store(&unpark_count, 0);
   atomic_store(&hold_release, 0);
@@ -845,7 +848,7 @@ static void test_shared_parking(void) {
   shared_job_t job;
   make_shared(&key, &job, 8, 256, 2);
   CHECK(cov_fiber_resume(job.fiber) == COV_FIBER_RAN, "job started");
-  cov_fiber_t *holder = cov_fiber_create_shared(&key, holder_entry, NULL);
+  cov_fiber_t *holder = cov_fiber_create_shared(&key, 1, holder_entry, NULL);
   pthread_t thread;
   pthread_create(&thread, NULL, holder_thread, holder);
   while (!atomic_load(&hold_entered)) sched_yield();
@@ -867,11 +870,11 @@ static void test_shared_parking(void) {
 
   // A fiber resuming one bound to its own stack: parked too, handed back at its switch-out.
   static int nested_key;
-  cov_stack_group_set_min_stacks(&nested_key, 1);
+  group_minimum = 1;  // stacks the group of `nested_key` keeps at least
   make_shared(&nested_key, &nested_job, 9, 0, 1);
   cov_fiber_resume(nested_job.fiber);  // bound to the group's one stack, suspended there
   int status = -1;
-  cov_fiber_t *outer = cov_fiber_create_shared(&nested_key, nesting_entry, &status);
+  cov_fiber_t *outer = cov_fiber_create_shared(&nested_key, 1, nesting_entry, &status);
   CHECK(cov_fiber_resume(outer) == COV_FIBER_RAN, "outer ran");
   CHECK(status == COV_FIBER_PARKED && atomic_load(&nested_job.unparks) == 1, "nested park: %d",
         status);
@@ -908,7 +911,7 @@ static void *shared_stress_thread(void *argument) {
 static void test_shared_threads(void) {
   section("shared stacks: 64 fibers, 2 stacks, 4 threads resuming them");
   static int key;
-  cov_stack_group_set_min_stacks(&key, 2);
+  group_minimum = 2;  // stacks the group of `key` keeps at least
   cov_fiber_set_parking_hooks(test_park, test_unpark);
   atomic_store(&stress_finished, 0);
   for (int i = 0; i < STRESS_FIBERS; i++) {
@@ -945,6 +948,7 @@ static void test_shared_scale(void) {
   int eager = cov_shared_stacks_eager_eviction();
   cov_shared_stacks_set_eager_eviction(0);
   shared_job_t *jobs = calloc((size_t)count, sizeof *jobs);
+  group_minimum = 0;  // the default
   int before = count_mappings();
   int failures = 0;
   for (int i = 0; i < count; i++) {
@@ -1043,7 +1047,7 @@ static void test_mapping_budget(void) {
   while (made < MAX && cov_stack_allocate(0, &stacks[made]) == 0) made++;
   static int key;
   errno = 0;
-  cov_fiber_t *shared = cov_fiber_create_shared(&key, shared_entry, NULL);
+  cov_fiber_t *shared = cov_fiber_create_shared(&key, 0, shared_entry, NULL);
   CHECK(shared == NULL && errno == EAGAIN, "shared create: %p errno %d", (void *)shared, errno);
   cov_fiber_destroy(shared);
   cov_stack_set_default_size(256 * 1024);
@@ -1175,7 +1179,7 @@ static void shared_overflow_entry(void *argument) {
 
 static void child_overflow_shared(void) {
   static int key;
-  cov_fiber_t *fiber = cov_fiber_create_shared(&key, shared_overflow_entry, NULL);
+  cov_fiber_t *fiber = cov_fiber_create_shared(&key, 0, shared_overflow_entry, NULL);
   cov_fiber_resume(fiber);
 }
 

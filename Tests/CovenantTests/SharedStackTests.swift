@@ -1,5 +1,6 @@
 import CCoroutineContext
 import Covenant
+import CovenantTesting
 import Foundation
 import XCTest
 
@@ -143,6 +144,22 @@ final class SharedStackTests: XCTestCase {
     }
     wait(for: [done], timeout: 10)
     XCTAssertEqual(accounts.map(\.total), Array(repeating: 5, count: accounts.count))
+  }
+
+  func testSchedulersBeyondTheGroupTableStillGetStacksOfTheirOwn() throws {
+    // At most 768 schedulers have a group of stacks at a time; idle groups move to new ones.
+    for i in 0..<1_000 {
+      let queue = DispatchQueue(label: "shared.many.\(i)")
+      XCTAssertEqual(try wait(for: queue.coroutineFuture { i }), i)
+    }
+    let last = DispatchQueue(label: "shared.many.last")
+    last.coroutineSharedStackCount = 2
+    let promises = [Promise<Int>(), Promise<Int>()]
+    for promise in promises { last.startCoroutine { _ = try promise.await() } }
+    last.sync {}
+    let expected = cov_shared_stacks_eager_eviction() != 0 ? 1 : 2
+    XCTAssertEqual(cov_stack_group_stack_count(groupKey(last)), expected)
+    for promise in promises { promise.fulfill(0) }
   }
 
   func testManyCoroutinesAcrossThreadsOnTwoStacks() {

@@ -29,11 +29,9 @@ final class StackLimitTests: XCTestCase {
     guard childMode == "deep" else { return }  // only in the child process spawned above
     Coroutine.sharedStackCopyLimit = 4_096
     DispatchQueue(label: "deep").startCoroutine {
-      try withUnsafeTemporaryAllocation(byteCount: 8_192, alignment: 16) { frame in
-        frame.initializeMemory(as: UInt8.self, repeating: 1)
-        _ = try Promise<Int>().await()  // 8 KiB in use: stops here, before anything is copied
-        XCTFail("resumed")
-      }
+      // Over 8 KiB in use: stops at the suspension, before anything is copied.
+      _ = try awaitBelowFrames(64, Promise<Int>())
+      XCTFail("resumed")
     }
     Thread.sleep(forTimeInterval: 10)
     XCTFail("the child should have stopped")
@@ -45,13 +43,10 @@ final class StackLimitTests: XCTestCase {
     defer { Coroutine.sharedStackCopyLimit = original }
     let promise = Promise<Int>()
     let future = DispatchQueue(label: "deep.dedicated").coroutineFuture(stackMode: .dedicated) {
-      try withUnsafeTemporaryAllocation(byteCount: 8_192, alignment: 16) { frame in
-        frame.initializeMemory(as: UInt8.self, repeating: 1)
-        return try promise.await() + Int(frame[8_191])
-      }
+      try awaitBelowFrames(64, promise)
     }
     promise.fulfill(41)
-    XCTAssertEqual(try wait(for: future), 42)
+    XCTAssertEqual(try wait(for: future), 41 + 64)
   }
 
   // MARK: Pointers into a suspended coroutine's frames
@@ -141,4 +136,19 @@ final class StackLimitTests: XCTestCase {
     XCTAssertEqual(try many.map { try wait(for: $0) }, Array(0..<1_000))
     for future in futures.dropLast() { XCTAssertEqual(try wait(for: future), 0) }
   }
+}
+
+/// Awaits `promise` below `levels` frames of at least 128 bytes each (a fixed-size local, kept
+/// on the stack); returns its value plus `levels`.
+@inline(never)
+func awaitBelowFrames(_ levels: Int, _ promise: Promise<Int>) throws -> Int {
+  var frame = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+  withUnsafeMutablePointer(to: &frame) { touchFrame(UnsafeMutableRawPointer($0)) }
+  if levels == 0 { return try promise.await() }
+  return try awaitBelowFrames(levels - 1, promise) + frame.0
+}
+
+@inline(never)
+private func touchFrame(_ pointer: UnsafeMutableRawPointer) {
+  pointer.storeBytes(of: 1, as: Int.self)
 }

@@ -146,11 +146,11 @@ func channelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
   return Double(nowNanos() - start) / Double(2 * rounds)
 }
 
-/// C6's Swift workload: `channelPingPong`, with `padding` bytes of each coroutine's frames
-/// (a stack-allocated buffer) below its loop, on `queue`. With `queue.coroutineSharedStackCount`
+/// C6's Swift workload: `channelPingPong`, with about 1 KiB more of each coroutine's frames
+/// (eight 128-byte frames) below its loop, on `queue`. With `queue.coroutineSharedStackCount`
 /// at 1 both coroutines share one stack, so every element copies one out and the other in;
 /// with 2, nothing is copied. ns per element.
-func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue, padding: Int) -> Double {
+func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
   let ping = CoChannel<Int>(bufferType: .buffered(capacity: 1))
   let pong = CoChannel<Int>(bufferType: .buffered(capacity: 1))
   let done = DispatchGroup()
@@ -158,7 +158,7 @@ func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue, padding: Int) -
   done.enter()
   queue.startCoroutine {
     defer { done.leave() }
-    try withPaddedFrame(padding) {
+    try belowPaddingFrames(8) {
       for i in 0..<rounds {
         try ping.awaitSend(i)
         _ = try pong.awaitReceive()
@@ -168,7 +168,7 @@ func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue, padding: Int) -
   done.enter()
   queue.startCoroutine {
     defer { done.leave() }
-    try withPaddedFrame(padding) {
+    try belowPaddingFrames(8) {
       for _ in 0..<rounds {
         let value = try ping.awaitReceive()
         try pong.awaitSend(value)
@@ -179,14 +179,14 @@ func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue, padding: Int) -
   return Double(nowNanos() - start) / Double(2 * rounds)
 }
 
-/// Runs `body` below a stack frame holding `bytes` bytes (touched, so they are real).
+/// Runs `body` below `levels` frames of 128 bytes of locals each (a fixed-size tuple, which
+/// stays on the stack; a temporary allocation of that size may come from the heap).
 @inline(never)
-func withPaddedFrame(_ bytes: Int, _ body: () throws -> Void) throws {
-  try withUnsafeTemporaryAllocation(byteCount: max(16, bytes), alignment: 16) { buffer in
-    buffer.initializeMemory(as: UInt8.self, repeating: 1)
-    try body()
-    blackHole(Int(buffer[0]) + Int(buffer[buffer.count - 1]))
-  }
+func belowPaddingFrames(_ levels: Int, _ body: () throws -> Void) throws {
+  var frame = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+  withUnsafeMutablePointer(to: &frame) { blackHole($0) }
+  if levels == 0 { try body() } else { try belowPaddingFrames(levels - 1, body) }
+  blackHole(frame.0)
 }
 
 /// The baseline of C3: two tasks ping-ponging over two `AsyncStream<Int>`s; ns per element.

@@ -175,8 +175,8 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       baselineName: "Task.value"),
     Workload(
       id: "C6",
-      covenant: { _ = paddedChannelPingPong(rounds: max(1, $0 / 2), on: oneStack, padding: 1024) },
-      baseline: { _ = paddedChannelPingPong(rounds: max(1, $0 / 2), on: twoStacks, padding: 1024) },
+      covenant: { _ = paddedChannelPingPong(rounds: max(1, $0 / 2), on: oneStack) },
+      baseline: { _ = paddedChannelPingPong(rounds: max(1, $0 / 2), on: twoStacks) },
       baselineName: "same on two stacks"),
   ]
 }

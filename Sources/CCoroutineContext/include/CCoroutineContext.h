@@ -143,10 +143,12 @@ void *cov_fiber_stack_base(const cov_fiber_t *fiber);
 // anyone needed its stack pays nothing. Architecture.md ("Stacks") describes the policy.
 //
 // A group starts with no stack and adds one whenever a fiber starts and every stack holds a
-// suspended fiber, up to its minimum (cov_stack_group_set_min_stacks, default
-// cov_shared_stacks_default_min()); beyond it, only while every stack is *running* (observed
-// parallelism), up to twice the processor count (at most 64). A new fiber is bound to an empty
-// stack if there is one, else to one whose occupant is suspended (round robin), else to any.
+// suspended fiber, up to its minimum (default cov_shared_stacks_default_min()); beyond it, only
+// while every stack is *running* (observed parallelism), up to twice the processor count (at
+// most 64). A new fiber is bound to an empty stack if there is one, else to one whose occupant
+// is suspended (round robin), else to any. At most 768 keys have a group of their own at a time:
+// beyond that an idle group moves to the new key (the key it served gets one again when it
+// needs it), or the new key shares a group.
 //
 // A fiber whose stack is running another fiber (on another thread, or the caller's own stack)
 // is not run and not waited for: cov_fiber_resume returns COV_FIBER_PARKED, the fiber waits in
@@ -154,11 +156,13 @@ void *cov_fiber_stack_base(const cov_fiber_t *fiber);
 // back through the unpark hook. No thread ever blocks on a stack.
 
 /// Creates a fiber that runs `entry(argument)` on a shared stack of the group `group_key` (any
-/// pointer-sized identity; NULL is a group of its own). The fiber record (about 100 bytes) comes
-/// from a per-thread cache. Returns NULL (errno set) if the group has no stack and none can be
+/// pointer-sized identity; NULL is a group of its own), setting the group's minimum number of
+/// stacks to `min_stacks` unless it is 0 (1 to 64; the minimum of a new group is
+/// cov_shared_stacks_default_min()). The fiber record (under 100 bytes) comes from a
+/// per-thread cache. Returns NULL (errno set) if the group has no stack and none can be
 /// allocated.
-cov_fiber_t *cov_fiber_create_shared(const void *group_key, cov_fiber_entry_t entry,
-                                     void *argument);
+cov_fiber_t *cov_fiber_create_shared(const void *group_key, size_t min_stacks,
+                                     cov_fiber_entry_t entry, void *argument);
 
 /// Whether the fiber runs on a shared stack.
 int cov_fiber_is_shared(const cov_fiber_t *fiber);
@@ -170,14 +174,10 @@ int cov_fiber_is_shared(const cov_fiber_t *fiber);
 /// Set them once, before any shared fiber runs.
 void cov_fiber_set_parking_hooks(void (*park)(void *argument), void (*unpark)(void *argument));
 
-/// The minimum number of shared stacks of the group `group_key` (a new group's minimum is the
-/// default below; at least 1, at most 64). Stacks are added lazily, as fibers need them.
-void cov_stack_group_set_min_stacks(const void *group_key, size_t count);
-size_t cov_stack_group_min_stacks(const void *group_key);
-/// How many shared stacks the group has made so far.
+/// How many shared stacks the group of `group_key` has made so far (0 if it has none).
 size_t cov_stack_group_stack_count(const void *group_key);
 
-/// The minimum of groups created from now on (initially 4).
+/// The minimum of groups created from now on (initially 4; 1 to 64).
 size_t cov_shared_stacks_default_min(void);
 void cov_shared_stacks_set_default_min(size_t count);
 

@@ -173,11 +173,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   private func makeFiber() -> OpaquePointer? {
     let argument = Unmanaged.passUnretained(self).toOpaque()
-    if usesSharedStack {
+    let settings = SchedulerStackSettings.settings(for: currentSchedulerIdentity)
+    if usesSharedStack(settings?.mode) {
       SharedStackParking.install()
       // One group of shared stacks per scheduler (value-type schedulers share the nil group).
       let group = currentSchedulerIdentity.map { UnsafeRawPointer(bitPattern: Int(bitPattern: $0)) }
-      fiber = cov_fiber_create_shared(group ?? nil, coroutineEntry, argument)
+      // The scheduler's minimum, given every time: a group may have served another scheduler
+      // before (one at the same address, or one whose idle group moved to this one).
+      let minimum = settings?.sharedStackCount ?? Int(cov_shared_stacks_default_min())
+      fiber = cov_fiber_create_shared(group ?? nil, minimum, coroutineEntry, argument)
     } else {
       fiber = cov_fiber_create(stackRequest.dedicatedSize, coroutineEntry, argument)
     }
@@ -190,14 +194,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     return fiber
   }
 
-  /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's,
-  /// else `Coroutine.defaultStackMode`.
-  private var usesSharedStack: Bool {
+  /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's
+  /// (`schedulerMode`), else `Coroutine.defaultStackMode`.
+  private func usesSharedStack(_ schedulerMode: CoroutineStackMode?) -> Bool {
     switch stackRequest.raw {
     case CoroutineStackRequest.sharedRaw: return true
-    case 0:
-      let mode = SchedulerStackModes.mode(for: currentSchedulerIdentity) ?? Coroutine.defaultStackMode
-      return mode == .shared
+    case 0: return (schedulerMode ?? Coroutine.defaultStackMode) == .shared
     default: return false
     }
   }

@@ -46,8 +46,8 @@ extension CoroutineScheduler where Self: AnyObject {
   /// after it is made. Only class schedulers have one: coroutines of value-type schedulers
   /// follow `Coroutine.defaultStackMode`.
   public var coroutineStackMode: CoroutineStackMode? {
-    get { SchedulerStackModes.mode(for: self) }
-    nonmutating set { SchedulerStackModes.set(newValue, for: self) }
+    get { SchedulerStackSettings.settings(for: self)?.mode }
+    nonmutating set { SchedulerStackSettings.update(self) { $0.mode = newValue } }
   }
 
   /// How many shared stacks this scheduler's coroutines use at least (1 to 64; initially
@@ -58,49 +58,61 @@ extension CoroutineScheduler where Self: AnyObject {
   /// ```swift
   /// pipelineQueue.coroutineSharedStackCount = 8
   /// ```
+  ///
+  /// Like `coroutineStackMode`, it belongs to this object and applies to coroutines that start
+  /// after it is set.
   public var coroutineSharedStackCount: Int {
-    get { Int(cov_stack_group_min_stacks(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))) }
+    get {
+      SchedulerStackSettings.settings(for: self)?.sharedStackCount
+        ?? Coroutine.sharedStacksPerScheduler
+    }
     nonmutating set {
-      cov_stack_group_set_min_stacks(
-        UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), max(1, newValue))
+      SchedulerStackSettings.update(self) { $0.sharedStackCount = min(64, max(1, newValue)) }
     }
   }
 }
 
-/// The per-scheduler stack modes, keyed by object identity and checked against a weak
+/// The per-scheduler stack settings, keyed by object identity and checked against a weak
 /// reference, so that a setting never outlives its scheduler (a new object at the same
 /// address starts without one). Consulted when a coroutine first runs, and only once some
 /// scheduler has a setting.
-enum SchedulerStackModes {
+enum SchedulerStackSettings {
+  struct Settings {
+    var mode: CoroutineStackMode?
+    var sharedStackCount: Int?
+  }
+
   /// Only touched under `entries`' lock.
   private struct Entry: @unchecked Sendable {
     weak var scheduler: AnyObject?
-    let mode: CoroutineStackMode
+    var settings: Settings
   }
 
   private static let isUsed = Atomic<Bool>(false)
   private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
 
-  static func mode(for scheduler: AnyObject) -> CoroutineStackMode? {
-    mode(for: ObjectIdentifier(scheduler))
+  static func settings(for scheduler: AnyObject) -> Settings? {
+    settings(for: ObjectIdentifier(scheduler))
   }
 
-  /// The mode set for the scheduler with this identity, if it is still alive.
-  static func mode(for identity: ObjectIdentifier?) -> CoroutineStackMode? {
+  /// The settings of the scheduler with this identity, if it is still alive.
+  static func settings(for identity: ObjectIdentifier?) -> Settings? {
     guard let identity, isUsed.load(ordering: .acquiring) else { return nil }
     return entries.withCriticalSection { entries in
       guard let entry = entries[identity] else { return nil }
-      if entry.scheduler.map(ObjectIdentifier.init) == identity { return entry.mode }
+      if entry.scheduler.map(ObjectIdentifier.init) == identity { return entry.settings }
       entries[identity] = nil  // its scheduler is gone
       return nil
     }
   }
 
-  static func set(_ mode: CoroutineStackMode?, for scheduler: AnyObject) {
+  static func update(_ scheduler: AnyObject, _ change: (inout Settings) -> Void) {
     let identity = ObjectIdentifier(scheduler)
     entries.withCriticalSection { entries in
       entries = entries.filter { $0.value.scheduler != nil }
-      entries[identity] = mode.map { Entry(scheduler: scheduler, mode: $0) }
+      var entry = entries[identity] ?? Entry(scheduler: scheduler, settings: Settings())
+      change(&entry.settings)
+      entries[identity] = entry
     }
     isUsed.store(true, ordering: .releasing)
   }
