@@ -437,6 +437,34 @@ static void clear_poison(cov_shared_stack_t *stack) {
 
 // MARK: - Acquire and release
 
+// Waiters being handed back on this thread. An unpark hook may resume the waiter at once (an
+// immediate scheduler does), whose switch-out may hand back another waiter, and so on: those
+// are queued here and handed back by the outermost call, so the nesting stays one level deep
+// however many coroutines wait on a stack.
+static COV_TLS struct {
+  cov_fiber_t *head, *tail;  // linked through next_waiter (free once off a wait list)
+  bool draining;
+} handing_back;
+
+static void hand_back(cov_fiber_t *waiter) {
+  waiter->next_waiter = NULL;
+  if (handing_back.tail) handing_back.tail->next_waiter = waiter;
+  else handing_back.head = waiter;
+  handing_back.tail = waiter;
+  if (handing_back.draining) return;
+  handing_back.draining = true;
+  while (handing_back.head) {
+    cov_fiber_t *next = handing_back.head;
+    handing_back.head = next->next_waiter;
+    if (!handing_back.head) handing_back.tail = NULL;
+#if defined(COV_TSAN)
+    __tsan_release(next);  // its next resume acquires it (fiber.c): the unpark is that edge
+#endif
+    if (unpark_hook) unpark_hook(next->argument);
+  }
+  handing_back.draining = false;
+}
+
 int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fiber,
                        void (*entry)(cov_transfer_t)) {
   uintptr_t in_place = (uintptr_t)fiber;
@@ -501,12 +529,7 @@ void cov_shared_release(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
     waiter->parked = false;
   }
   unlock_stack(stack, next | (stack->waiters_head ? COV_STACK_WAITERS : 0));
-  if (waiter) {
-#if defined(COV_TSAN)
-    __tsan_release(waiter);  // its next resume acquires it (fiber.c): the unpark is that edge
-#endif
-    if (unpark_hook) unpark_hook(waiter->argument);
-  }
+  if (waiter) hand_back(waiter);
 }
 
 void cov_shared_forget(cov_fiber_t *fiber) {

@@ -887,6 +887,58 @@ static void test_shared_parking(void) {
   cov_fiber_destroy(nested_job.fiber);
 }
 
+// Waiters handed back by a hook that resumes them at once (as an immediate scheduler does):
+// each one's switch-out hands back the next, which must not nest one level per waiter.
+enum { HANDBACK_FIBERS = 2000 };
+static shared_job_t handback_jobs[HANDBACK_FIBERS];
+static uintptr_t handback_low = UINTPTR_MAX, handback_high;
+static int handback_ran;
+
+static void immediate_unpark(void *argument) {
+  uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
+  if (frame < handback_low) handback_low = frame;
+  if (frame > handback_high) handback_high = frame;
+  shared_job_t *job = argument;
+  if (cov_fiber_resume(job->fiber) == COV_FIBER_RAN) handback_ran++;
+}
+
+static void test_shared_handback_depth(void) {
+  section("shared stacks: 2,000 waiters handed back and resumed at once, without nesting");
+  static int key;
+  cov_fiber_set_parking_hooks(test_park, test_unpark);
+  group_minimum = 1;  // stacks the group of `key` keeps at least
+  for (int i = 0; i < HANDBACK_FIBERS; i++) {
+    make_shared(&key, &handback_jobs[i], i, 0, 1);
+    cov_fiber_resume(handback_jobs[i].fiber);  // bound to the one stack, suspended
+  }
+  atomic_store(&hold_release, 0);
+  atomic_store(&hold_entered, 0);
+  cov_fiber_t *holder = cov_fiber_create_shared(&key, 1, holder_entry, NULL);
+  pthread_t thread;
+  pthread_create(&thread, NULL, holder_thread, holder);
+  while (!atomic_load(&hold_entered)) sched_yield();
+  int parked = 0;
+  for (int i = 0; i < HANDBACK_FIBERS; i++)
+    parked += cov_fiber_resume(handback_jobs[i].fiber) == COV_FIBER_PARKED;
+  CHECK(parked == HANDBACK_FIBERS, "parked %d", parked);
+  cov_fiber_set_parking_hooks(test_park, immediate_unpark);
+  atomic_store(&hold_release, 1);
+  pthread_join(thread, NULL);
+  cov_fiber_set_parking_hooks(test_park, test_unpark);
+  int finished = 0, corrupted = 0;
+  for (int i = 0; i < HANDBACK_FIBERS; i++) {
+    finished += cov_fiber_is_finished(handback_jobs[i].fiber);
+    corrupted += handback_jobs[i].corrupted;
+    cov_fiber_destroy(handback_jobs[i].fiber);
+  }
+  CHECK(handback_ran == HANDBACK_FIBERS && finished == HANDBACK_FIBERS && corrupted == 0,
+        "ran %d finished %d corrupted %d", handback_ran, finished, corrupted);
+  CHECK(handback_high - handback_low < 4096, "hooks nested %zu bytes deep",
+        (size_t)(handback_high - handback_low));
+  cov_fiber_resume(holder);
+  cov_fiber_destroy(holder);
+}
+
 // Threads resume fibers of a two-stack group from a common run queue; parked ones come back
 // through the hooks. Every fiber checks its frames after every resume.
 enum { STRESS_FIBERS = 64, STRESS_ROUNDS = 200, STRESS_THREADS = 4 };
@@ -1325,6 +1377,7 @@ int main(int argc, char **argv) {
   test_shared_frames_accessor();
   test_shared_parking();
   test_shared_threads();
+  test_shared_handback_depth();
   test_shared_scale();
   test_vacated();
   test_mapping_budget();
