@@ -84,13 +84,19 @@ struct cov_fiber {
     uint32_t saved_size;          // bytes of [context, top) held in `saved`; 0: in place
     uint32_t saved_capacity;
   } shared;
+  // Anything but a plain resume of a dedicated fiber: one 32-bit test on the fast path.
+  union {
+    struct {
+      bool running;
+      bool finished;
+      bool parked;          // in a shared stack's wait list
+      bool is_shared;
+    };
+    uint32_t not_plain;
+  };
   bool started;
-  bool running;
-  bool finished;
   bool track_exclusivity;   // call the Swift exclusivity hooks (default; see the header)
-  bool is_shared;
   bool bound;               // shared: `shared.stack` is set
-  bool parked;              // in a shared stack's wait list
 #if defined(COV_ASAN)
   void *fake_stack;                // the fiber's ASan fake stack while it is switched out
   const void *resumer_bottom;      // the resumer's stack, for switching back to it

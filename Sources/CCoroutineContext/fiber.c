@@ -80,6 +80,7 @@ void __tsan_release(void *address);
 // keep them within the documented 256 bytes.
 _Static_assert(sizeof(cov_fiber_t) + sizeof(cov_stack_t) + 63 <= 256, "fiber record too large");
 _Static_assert(sizeof(cov_fiber_t) % _Alignof(cov_stack_t) == 0, "stack descriptor misaligned");
+_Static_assert(sizeof(bool) == 1, "the flags of a fiber are tested as one 32-bit word");
 
 COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
@@ -218,7 +219,8 @@ static inline void enter(cov_fiber_t *fiber, thread_state_t *state) {
 // A shared fiber: its frames are put in place first (or it is parked), and after it switched
 // back the stack is released, which may hand a waiting fiber to its owner. So, unlike a
 // dedicated fiber's, this resume is an ordinary call that returns.
-static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber, thread_state_t *state) {
+static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber) {
+  thread_state_t *state = &thread_state;
   if (!fiber->bound) {
     fiber->shared.stack = cov_group_bind(fiber->shared.group);
     fiber->bound = true;
@@ -253,11 +255,13 @@ int cov_fiber_resume(cov_fiber_t *fiber) {
     state->overflow_ready = true;
   }
   COV_TSAN_HANDOVER_IN(fiber);
-  if (__builtin_expect(fiber->running | fiber->finished | fiber->parked, 0))
-    misuse(fiber->running  ? "cov_fiber_resume of a running fiber"
-           : fiber->parked ? "cov_fiber_resume of a parked fiber (wait for its unpark hook)"
-                           : "cov_fiber_resume of a finished fiber");
-  if (fiber->is_shared) return resume_shared(fiber, state);
+  if (__builtin_expect(fiber->not_plain != 0, 0)) {
+    if (fiber->running | fiber->finished | fiber->parked)
+      misuse(fiber->running  ? "cov_fiber_resume of a running fiber"
+             : fiber->parked ? "cov_fiber_resume of a parked fiber (wait for its unpark hook)"
+                             : "cov_fiber_resume of a finished fiber");
+    return resume_shared(fiber);
+  }
 
   enter(fiber, state);
 #if defined(COV_ASAN)

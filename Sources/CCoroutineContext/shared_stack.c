@@ -122,6 +122,7 @@ struct cov_stack_group {
   const void *key;
   pthread_mutex_t grow_lock;
   _Atomic size_t min_stacks;
+  _Atomic bool configured;  // cov_stack_group_set_configured: the owner keeps settings
   _Atomic size_t count;     // stacks[0, count) are published (release) and never removed
   _Atomic size_t cursor;    // round robin among stacks whose occupant is suspended
   cov_shared_stack_t *stacks[COV_MAX_GROUP_STACKS];
@@ -235,6 +236,7 @@ static cov_stack_group_t *reassign_locked(const void *key) {
     if (tombstones > GROUP_TABLE_SIZE / 8) rehash_locked();
     group->key = key;
     atomic_store_explicit(&group->min_stacks, cov_shared_stacks_default_min(), memory_order_relaxed);
+    atomic_store_explicit(&group->configured, false, memory_order_relaxed);
     insert_locked(key, group);
     return group;
   }
@@ -279,6 +281,17 @@ cov_stack_group_t *cov_group_for(const void *key, size_t min_stacks) {
   return group;
 }
 
+void cov_stack_group_set_configured(const void *key, int configured) {
+  cov_stack_group_t *group = cov_group_for(key, 0);
+  if (group) atomic_store_explicit(&group->configured, configured != 0, memory_order_release);
+}
+
+int cov_stack_group_is_configured(const void *key) {
+  if (!key) return 0;
+  cov_stack_group_t *group = cov_group_for(key, 0);
+  return group && atomic_load_explicit(&group->configured, memory_order_acquire);
+}
+
 size_t cov_stack_group_stack_count(const void *key) {
   pthread_mutex_lock(&table_lock);
   cov_stack_group_t *group = lookup_locked(key, false);
@@ -316,34 +329,37 @@ int cov_group_ensure_stack(cov_stack_group_t *group) {
   return grow(group, 1, &error) ? 0 : error;
 }
 
+// The first stack of stacks[from, to) that is empty (`empty`) or whose occupant is not running,
+// starting at `from + start % (to - from)`; NULL if none.
+static cov_shared_stack_t *find_stack(cov_stack_group_t *group, size_t from, size_t to,
+                                      size_t start, bool empty) {
+  for (size_t i = 0; from < to && i < to - from; i++) {
+    cov_shared_stack_t *stack = group->stacks[from + (start + i) % (to - from)];
+    uintptr_t state = atomic_load_explicit(&stack->state, memory_order_relaxed);
+    if (empty ? (state & ~(uintptr_t)COV_STACK_FLAGS) == 0 : !(state & COV_STACK_RUNNING))
+      return stack;
+  }
+  return NULL;
+}
+
 cov_shared_stack_t *cov_group_bind(cov_stack_group_t *group) {
   size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
-  // An empty stack: nothing to copy, ever, for as long as the new fiber keeps to itself.
-  for (size_t i = 0; i < count; i++) {
-    cov_shared_stack_t *stack = group->stacks[i];
-    if ((atomic_load_explicit(&stack->state, memory_order_relaxed) & ~(uintptr_t)COV_STACK_FLAGS) == 0)
-      return stack;
-  }
   size_t minimum = atomic_load_explicit(&group->min_stacks, memory_order_relaxed);
-  if (count < minimum) {
-    int error;
-    cov_shared_stack_t *stack = grow(group, minimum, &error);
-    if (stack) return stack;
-  }
-  // One whose occupant is suspended: that one is copied out when the new fiber first runs.
+  // The group's first `minimum` stacks serve it normally; the ones beyond (made while all were
+  // running, or left by a larger minimum) only while those are all running.
+  size_t usual = count < minimum ? count : minimum;
   size_t start = atomic_fetch_add_explicit(&group->cursor, 1, memory_order_relaxed);
-  for (size_t i = 0; i < count; i++) {
-    cov_shared_stack_t *stack = group->stacks[(start + i) % count];
-    if (!(atomic_load_explicit(&stack->state, memory_order_relaxed) & COV_STACK_RUNNING))
-      return stack;
-  }
-  // Every stack is running: the group serves that many threads at once; grow with them.
-  if (count < max_stacks(group)) {
-    int error;
-    cov_shared_stack_t *stack = grow(group, count + 1, &error);
-    if (stack) return stack;
-  }
-  return group->stacks[start % count];
+  int error;
+  // An empty stack: nothing to copy, ever, for as long as the new fiber keeps to itself.
+  cov_shared_stack_t *stack = find_stack(group, 0, usual, 0, true);
+  if (!stack && count < minimum) stack = grow(group, minimum, &error);
+  // One whose occupant is suspended (round robin): copied out when the new fiber first runs.
+  if (!stack) stack = find_stack(group, 0, usual, start, false);
+  // All are running: the scheduler runs that many fibers at once; use or add another.
+  if (!stack) stack = find_stack(group, usual, count, 0, true);
+  if (!stack) stack = find_stack(group, usual, count, start, false);
+  if (!stack && count < max_stacks(group)) stack = grow(group, count + 1, &error);
+  return stack ? stack : group->stacks[start % count];
 }
 
 // MARK: - The stack's lock

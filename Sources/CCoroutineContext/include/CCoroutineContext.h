@@ -174,6 +174,13 @@ int cov_fiber_is_shared(const cov_fiber_t *fiber);
 /// Set them once, before any shared fiber runs.
 void cov_fiber_set_parking_hooks(void (*park)(void *argument), void (*unpark)(void *argument));
 
+/// Marks (or unmarks) the group of `group_key` as one whose owner keeps settings of its own (the
+/// Swift layer: a scheduler's stack mode or stack count), and tells whether it is: a cheap
+/// filter before looking those settings up. A group that moves to another key is unmarked.
+/// NULL is never marked.
+void cov_stack_group_set_configured(const void *group_key, int configured);
+int cov_stack_group_is_configured(const void *group_key);
+
 /// How many shared stacks the group of `group_key` has made so far (0 if it has none).
 size_t cov_stack_group_stack_count(const void *group_key);
 

@@ -177,7 +177,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     if usesSharedStack(settings?.mode) {
       SharedStackParking.install()
       // One group of shared stacks per scheduler (value-type schedulers share the nil group).
-      let group = currentSchedulerIdentity.map { UnsafeRawPointer(bitPattern: Int(bitPattern: $0)) }
+      let group = currentSchedulerIdentity.map(SchedulerStackSettings.groupKey)
       // The scheduler's minimum, given every time: a group may have served another scheduler
       // before (one at the same address, or one whose idle group moved to this one).
       let minimum = settings?.sharedStackCount ?? Int(cov_shared_stacks_default_min())

@@ -74,8 +74,9 @@ extension CoroutineScheduler where Self: AnyObject {
 
 /// The per-scheduler stack settings, keyed by object identity and checked against a weak
 /// reference, so that a setting never outlives its scheduler (a new object at the same
-/// address starts without one). Consulted when a coroutine first runs, and only once some
-/// scheduler has a setting.
+/// address starts without one). Consulted when a coroutine first runs, and only for a scheduler
+/// whose group of shared stacks is marked as configured (`cov_stack_group_is_configured`): the
+/// coroutines of other schedulers pay one flag test.
 enum SchedulerStackSettings {
   struct Settings {
     var mode: CoroutineStackMode?
@@ -88,7 +89,6 @@ enum SchedulerStackSettings {
     var settings: Settings
   }
 
-  private static let isUsed = Atomic<Bool>(false)
   private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
 
   static func settings(for scheduler: AnyObject) -> Settings? {
@@ -97,11 +97,15 @@ enum SchedulerStackSettings {
 
   /// The settings of the scheduler with this identity, if it is still alive.
   static func settings(for identity: ObjectIdentifier?) -> Settings? {
-    guard let identity, isUsed.load(ordering: .acquiring) else { return nil }
+    guard let identity, cov_stack_group_is_configured(groupKey(identity)) != 0 else { return nil }
     return entries.withCriticalSection { entries in
-      guard let entry = entries[identity] else { return nil }
+      guard let entry = entries[identity] else {
+        cov_stack_group_set_configured(groupKey(identity), 0)  // a group that moved to it
+        return nil
+      }
       if entry.scheduler.map(ObjectIdentifier.init) == identity { return entry.settings }
-      entries[identity] = nil  // its scheduler is gone
+      entries[identity] = nil  // its scheduler is gone; a new object has its address
+      cov_stack_group_set_configured(groupKey(identity), 0)
       return nil
     }
   }
@@ -114,6 +118,11 @@ enum SchedulerStackSettings {
       change(&entry.settings)
       entries[identity] = entry
     }
-    isUsed.store(true, ordering: .releasing)
+    cov_stack_group_set_configured(groupKey(identity), 1)
+  }
+
+  /// The key of the scheduler's group of shared stacks: its address.
+  static func groupKey(_ identity: ObjectIdentifier) -> UnsafeRawPointer? {
+    UnsafeRawPointer(bitPattern: Int(bitPattern: identity))
   }
 }
