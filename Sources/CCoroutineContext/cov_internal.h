@@ -144,15 +144,49 @@ int cov_group_ensure_stack(cov_stack_group_t *group) __attribute__((visibility("
 // Chooses the stack a new fiber of the group is bound to (never NULL once ensure_stack passed).
 cov_shared_stack_t *cov_group_bind(cov_stack_group_t *group) __attribute__((visibility("hidden")));
 
+// Eager eviction (cov_shared_stacks_eager_eviction): -1 until decided.
+extern _Atomic int cov_shared_eager_value __attribute__((visibility("hidden")));
+int cov_shared_eager_slow(void) __attribute__((visibility("hidden")));
+static inline int cov_shared_eager(void) {
+  int value = atomic_load_explicit(&cov_shared_eager_value, memory_order_relaxed);
+  return __builtin_expect(value >= 0, 1) ? value : cov_shared_eager_slow();
+}
+
 // Makes `fiber`'s frames the ones in place on its stack and marks the stack running: 1. Or
 // parks the fiber on the stack's wait list when its occupant is running: 0. A fiber that has
-// not started gets its initial context made at the top of the stack.
-int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fiber,
-                       void (*entry)(cov_transfer_t)) __attribute__((visibility("hidden")));
+// not started gets its initial context made at the top of the stack. The common case, the
+// fiber's frames already in place and nobody waiting, is one compare-and-swap, inline.
+int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
+                            void (*entry)(cov_transfer_t)) __attribute__((visibility("hidden")));
+static inline int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fiber,
+                                     void (*entry)(cov_transfer_t)) {
+  uintptr_t in_place = (uintptr_t)fiber;
+  if (__builtin_expect(atomic_compare_exchange_strong_explicit(
+                           &stack->state, &in_place, in_place | COV_STACK_RUNNING,
+                           memory_order_acquire, memory_order_relaxed),
+                       1))
+    return 1;
+  return cov_shared_acquire_slow(stack, fiber, entry);
+}
+
 // After `fiber` switched out (suspended or finished): marks the stack idle (empty if finished,
-// or with eager eviction), and hands one waiter, if any, to the unpark hook.
-void cov_shared_release(cov_shared_stack_t *stack, cov_fiber_t *fiber)
+// or with eager eviction), and hands one waiter, if any, to the unpark hook. The common case,
+// nobody waiting and no eager eviction, is one compare-and-swap, inline.
+void cov_shared_release_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber)
     __attribute__((visibility("hidden")));
+static inline void cov_shared_release(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
+  bool finished = fiber->finished;
+  if (finished || !cov_shared_eager()) {
+    uintptr_t running = (uintptr_t)fiber | COV_STACK_RUNNING;
+    if (__builtin_expect(atomic_compare_exchange_strong_explicit(
+                             &stack->state, &running, finished ? 0 : (uintptr_t)fiber,
+                             memory_order_release, memory_order_relaxed),
+                         1))
+      return;
+  }
+  cov_shared_release_slow(stack, fiber);
+}
+
 // Frees a finished (or never started) shared fiber's copy buffer.
 void cov_shared_forget(cov_fiber_t *fiber) __attribute__((visibility("hidden")));
 extern _Atomic size_t cov_shared_copy_limit_value __attribute__((visibility("hidden")));

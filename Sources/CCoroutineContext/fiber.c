@@ -203,18 +203,28 @@ cov_fiber_t *cov_fiber_create_shared(const void *group_key, size_t min_stacks,
   return fiber;
 }
 
-// The bookkeeping of switching into `fiber` on this thread.
-static inline void enter(cov_fiber_t *fiber, thread_state_t *state) {
-  fiber->previous = state->current;
-  state->current = fiber;
-  fiber->started = true;
-  fiber->running = true;
-  COV_EXCLUSIVITY_ENTER(fiber);
+// The bookkeeping of switching into `fiber` on this thread. A macro, not a function: the
+// ThreadSanitizer fiber switch must be made in the function that then switches stacks, with no
+// instrumented return in between (an unoptimized helper's exit would pop the other fiber's
+// shadow call stack).
 #if defined(COV_TSAN)
-  fiber->tsan_resumer = __tsan_get_current_fiber();
-  __tsan_switch_to_fiber(fiber->tsan_fiber, 0);
+#define COV_TSAN_SWITCH_IN(fiber)                            \
+  do {                                                       \
+    (fiber)->tsan_resumer = __tsan_get_current_fiber();      \
+    __tsan_switch_to_fiber((fiber)->tsan_fiber, 0);          \
+  } while (0)
+#else
+#define COV_TSAN_SWITCH_IN(fiber) ((void)0)
 #endif
-}
+#define ENTER(fiber, state)                \
+  do {                                     \
+    (fiber)->previous = (state)->current;  \
+    (state)->current = (fiber);            \
+    (fiber)->started = true;               \
+    (fiber)->running = true;               \
+    COV_EXCLUSIVITY_ENTER(fiber);          \
+    COV_TSAN_SWITCH_IN(fiber);             \
+  } while (0)
 
 // A shared fiber: its frames are put in place first (or it is parked), and after it switched
 // back the stack is released, which may hand a waiting fiber to its owner. So, unlike a
@@ -227,7 +237,7 @@ static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber) {
   }
   cov_shared_stack_t *stack = fiber->shared.stack;
   if (!cov_shared_acquire(stack, fiber, fiber_main)) return COV_FIBER_PARKED;
-  enter(fiber, state);
+  ENTER(fiber, state);
 #if defined(COV_ASAN)
   void *fake_stack = NULL;
   __sanitizer_start_switch_fiber(&fake_stack, stack->stack.base, stack->stack.size);
@@ -263,7 +273,7 @@ int cov_fiber_resume(cov_fiber_t *fiber) {
     return resume_shared(fiber);
   }
 
-  enter(fiber, state);
+  ENTER(fiber, state);
 #if defined(COV_ASAN)
   void *fake_stack = NULL;
   __sanitizer_start_switch_fiber(&fake_stack, cov_own_stack(fiber)->base,

@@ -55,28 +55,26 @@ static void (*park_hook)(void *);
 static void (*unpark_hook)(void *);
 
 // -1: not decided yet (build default, then COVENANT_STACK_EVICTION).
-static _Atomic int eager_eviction = -1;
+_Atomic int cov_shared_eager_value = -1;
 
-static bool eager(void) {
-  int value = atomic_load_explicit(&eager_eviction, memory_order_relaxed);
-  if (__builtin_expect(value >= 0, 1)) return value;
+int cov_shared_eager_slow(void) {
 #if defined(DEBUG)
-  value = 1;
+  int value = 1;
 #else
-  value = 0;
+  int value = 0;
 #endif
   const char *setting = getenv("COVENANT_STACK_EVICTION");
   if (setting && strcmp(setting, "eager") == 0) value = 1;
   if (setting && strcmp(setting, "lazy") == 0) value = 0;
   int expected = -1;
-  atomic_compare_exchange_strong(&eager_eviction, &expected, value);
-  return atomic_load_explicit(&eager_eviction, memory_order_relaxed);
+  atomic_compare_exchange_strong(&cov_shared_eager_value, &expected, value);
+  return atomic_load_explicit(&cov_shared_eager_value, memory_order_relaxed);
 }
 
-int cov_shared_stacks_eager_eviction(void) { return eager(); }
+int cov_shared_stacks_eager_eviction(void) { return cov_shared_eager(); }
 
 void cov_shared_stacks_set_eager_eviction(int enabled) {
-  atomic_store_explicit(&eager_eviction, enabled ? 1 : 0, memory_order_relaxed);
+  atomic_store_explicit(&cov_shared_eager_value, enabled ? 1 : 0, memory_order_relaxed);
 }
 
 size_t cov_shared_stack_copy_limit(void) {
@@ -481,13 +479,19 @@ static void hand_back(cov_fiber_t *waiter) {
   handing_back.draining = false;
 }
 
-int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fiber,
-                       void (*entry)(cov_transfer_t)) {
-  uintptr_t in_place = (uintptr_t)fiber;
-  if (atomic_compare_exchange_strong_explicit(&stack->state, &in_place,
-                                              in_place | COV_STACK_RUNNING,
-                                              memory_order_acquire, memory_order_relaxed))
+int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
+                            void (*entry)(cov_transfer_t)) {
+  // A fiber's first run on an empty stack: it takes the stack as running (so nobody else
+  // touches it) and makes its first frame, without the lock.
+  uintptr_t empty = 0;
+  if (!fiber->started &&
+      atomic_compare_exchange_strong_explicit(&stack->state, &empty,
+                                              (uintptr_t)fiber | COV_STACK_RUNNING,
+                                              memory_order_acquire, memory_order_relaxed)) {
+    clear_poison(stack);
+    fiber->context = cov_make_fcontext_hidden(stack->top, stack->stack.size, entry);
     return 1;
+  }
 
   uintptr_t state = lock_stack(stack);
   if (state & COV_STACK_RUNNING) {
@@ -516,16 +520,9 @@ int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fiber,
   return 1;
 }
 
-void cov_shared_release(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
+void cov_shared_release_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
   bool finished = fiber->finished;
-  bool copy_out = !finished && eager();
-  if (!copy_out) {
-    uintptr_t running = (uintptr_t)fiber | COV_STACK_RUNNING;
-    if (atomic_compare_exchange_strong_explicit(&stack->state, &running,
-                                                finished ? 0 : (uintptr_t)fiber,
-                                                memory_order_release, memory_order_relaxed))
-      return;
-  }
+  bool copy_out = !finished && cov_shared_eager();
   lock_stack(stack);
   uintptr_t next = finished ? 0 : (uintptr_t)fiber;
   if (copy_out) {

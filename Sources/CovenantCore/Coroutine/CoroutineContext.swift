@@ -298,19 +298,17 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @inline(__always)
   private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     let generation = try beginWait()
-    var reaction: Reaction = self
-    if _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) {
-      registration.store(generation, ordering: .relaxed)
-    } else {
-      reaction = AwaitReaction(self, generation: generation)
+    guard _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) else {
+      return try awaitResolution(of: cell, through: AwaitReaction(self, generation: generation))
     }
-    if !cell.register(reaction), wait.claim(generation) {
+    registration.store(generation, ordering: .relaxed)
+    if !cell.register(self), wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
     }
     do {
       try completeWait()
     } catch {
-      if reaction === self, !cell.unregister(self) {
+      if !cell.unregister(self) {
         // A resolution took the chain: its notifier may still read the link. Unless it is
         // already done (notified), it clears the mark when it is.
         let old = registration.bitwiseOr(Self.staleRegistration, ordering: .acquiringAndReleasing)
@@ -319,6 +317,21 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
           registration.bitwiseAnd(~Self.staleRegistration, ordering: .relaxed)
         }
       }
+      throw error
+    }
+  }
+
+  /// The rest of an await registered through `reaction` (while the coroutine itself may still
+  /// be linked into a cell it gave up on).
+  @inline(never)
+  private func awaitResolution(
+    of cell: borrowing ResolutionCell, through reaction: AwaitReaction
+  ) throws(CoroutineError) {
+    if !cell.register(reaction), wait.claim(reaction.generation) { _ = wait.wake() }
+    do {
+      try completeWait()
+    } catch {
+      _ = cell.unregister(reaction)  // if a resolution took it, the reaction is simply dropped
       throw error
     }
   }
