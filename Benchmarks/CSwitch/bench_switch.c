@@ -271,13 +271,14 @@ static void c6_make(const void *key, size_t stacks, size_t target, c6_job_t *job
   static c6_job_t bare_job;
   static size_t bare;
   if (bare == 0) {
-    cov_fiber_t *probe = cov_fiber_create_shared(&calibration_key, 0, c6_entry, &bare_job);
+    cov_fiber_t *probe =
+        cov_fiber_create_shared(cov_stack_group(&calibration_key), 0, c6_entry, &bare_job);
     cov_fiber_resume(probe);
     bare = c6_used(probe);
   }
   for (int i = 0; i < 2; i++) {
     jobs[i].pad = target > bare ? (target - bare + 15) & ~(size_t)15 : 0;
-    fibers[i] = cov_fiber_create_shared(key, stacks, c6_entry, &jobs[i]);
+    fibers[i] = cov_fiber_create_shared(cov_stack_group(key), stacks, c6_entry, &jobs[i]);
     cov_fiber_resume(fibers[i]);
   }
 }

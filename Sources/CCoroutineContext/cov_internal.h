@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -58,7 +59,6 @@ __attribute__((noreturn, cold, visibility("hidden"))) void cov_fatal(const char 
 // MARK: - Records
 
 typedef struct cov_shared_stack cov_shared_stack_t;
-typedef struct cov_stack_group cov_stack_group_t;
 
 // A fiber. Dedicated fibers keep it at the top of their own stack, followed there by their
 // cov_stack_t (own_stack); shared-stack fibers in a heap block (fiber_record.c), kept small:
@@ -135,9 +135,8 @@ struct cov_shared_stack {
   char *top;                // stack.base + stack.size, 16-aligned
 };
 
-// The group of `key` (created on first use), its minimum set to `min_stacks` unless 0; NULL
-// only when out of memory.
-cov_stack_group_t *cov_group_for(const void *key, size_t min_stacks)
+// Sets the group's minimum number of stacks (0: leave it).
+void cov_group_set_min(cov_stack_group_t *group, size_t min_stacks)
     __attribute__((visibility("hidden")));
 // Makes sure the group has a stack; 0 or an errno value.
 int cov_group_ensure_stack(cov_stack_group_t *group) __attribute__((visibility("hidden")));
@@ -188,7 +187,12 @@ static inline void cov_shared_release(cov_shared_stack_t *stack, cov_fiber_t *fi
 }
 
 // Frees a finished (or never started) shared fiber's copy buffer.
-void cov_shared_forget(cov_fiber_t *fiber) __attribute__((visibility("hidden")));
+static inline void cov_shared_forget(cov_fiber_t *fiber) {
+  if (fiber->shared.saved) {
+    free(fiber->shared.saved);
+    fiber->shared.saved = NULL;
+  }
+}
 extern _Atomic size_t cov_shared_copy_limit_value __attribute__((visibility("hidden")));
 // Stops the process: `fiber` suspends with more than the copy limit in use.
 __attribute__((noreturn, cold, visibility("hidden"))) void cov_shared_too_deep(size_t used);

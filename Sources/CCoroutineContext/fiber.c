@@ -175,13 +175,13 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
   return fiber;
 }
 
-cov_fiber_t *cov_fiber_create_shared(const void *group_key, size_t min_stacks,
+cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks,
                                      cov_fiber_entry_t entry, void *argument) {
-  cov_stack_group_t *group = cov_group_for(group_key, min_stacks);
   if (!group) {
     errno = ENOMEM;
     return NULL;
   }
+  cov_group_set_min(group, min_stacks);
   int error = cov_group_ensure_stack(group);
   if (error) {
     errno = error;

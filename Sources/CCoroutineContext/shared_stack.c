@@ -264,30 +264,31 @@ static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   return group;
 }
 
-cov_stack_group_t *cov_group_for(const void *key, size_t min_stacks) {
+cov_stack_group_t *cov_stack_group(const void *key) {
   cov_stack_group_t *group = last_group.group;
-  if (!group || last_group.key != key) {
-    pthread_mutex_lock(&table_lock);
-    group = lookup_locked(key, true);
-    pthread_mutex_unlock(&table_lock);
-    if (!group) return NULL;
+  if (__builtin_expect(group && last_group.key == key, 1)) return group;
+  pthread_mutex_lock(&table_lock);
+  group = lookup_locked(key, true);
+  pthread_mutex_unlock(&table_lock);
+  if (group) {
     last_group.key = key;
     last_group.group = group;
   }
-  if (min_stacks)
-    atomic_store_explicit(&group->min_stacks, clamp_stack_count(min_stacks), memory_order_relaxed);
   return group;
 }
 
-void cov_stack_group_set_configured(const void *key, int configured) {
-  cov_stack_group_t *group = cov_group_for(key, 0);
-  if (group) atomic_store_explicit(&group->configured, configured != 0, memory_order_release);
+void cov_group_set_min(cov_stack_group_t *group, size_t min_stacks) {
+  if (min_stacks &&
+      atomic_load_explicit(&group->min_stacks, memory_order_relaxed) != min_stacks)
+    atomic_store_explicit(&group->min_stacks, clamp_stack_count(min_stacks), memory_order_relaxed);
 }
 
-int cov_stack_group_is_configured(const void *key) {
-  if (!key) return 0;
-  cov_stack_group_t *group = cov_group_for(key, 0);
-  return group && atomic_load_explicit(&group->configured, memory_order_acquire);
+void cov_stack_group_set_configured(cov_stack_group_t *group, int configured) {
+  atomic_store_explicit(&group->configured, configured != 0, memory_order_release);
+}
+
+int cov_stack_group_is_configured(const cov_stack_group_t *group) {
+  return atomic_load_explicit(&group->configured, memory_order_acquire);
 }
 
 size_t cov_stack_group_stack_count(const void *key) {
@@ -346,12 +347,13 @@ cov_shared_stack_t *cov_group_bind(cov_stack_group_t *group) {
   // The group's first `minimum` stacks serve it normally; the ones beyond (made while all were
   // running, or left by a larger minimum) only while those are all running.
   size_t usual = count < minimum ? count : minimum;
-  size_t start = atomic_fetch_add_explicit(&group->cursor, 1, memory_order_relaxed);
   int error;
   // An empty stack: nothing to copy, ever, for as long as the new fiber keeps to itself.
   cov_shared_stack_t *stack = find_stack(group, 0, usual, 0, true);
-  if (!stack && count < minimum) stack = grow(group, minimum, &error);
+  if (stack) return stack;
+  if (count < minimum) stack = grow(group, minimum, &error);
   // One whose occupant is suspended (round robin): copied out when the new fiber first runs.
+  size_t start = atomic_fetch_add_explicit(&group->cursor, 1, memory_order_relaxed);
   if (!stack) stack = find_stack(group, 0, usual, start, false);
   // All are running: the scheduler runs that many fibers at once; use or add another.
   if (!stack) stack = find_stack(group, usual, count, 0, true);
@@ -543,13 +545,6 @@ void cov_shared_release_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
   }
   unlock_stack(stack, next | (stack->waiters_head ? COV_STACK_WAITERS : 0));
   if (waiter) hand_back(waiter);
-}
-
-void cov_shared_forget(cov_fiber_t *fiber) {
-  free(fiber->shared.saved);
-  fiber->shared.saved = NULL;
-  fiber->shared.saved_size = 0;
-  fiber->shared.saved_capacity = 0;
 }
 
 size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,

@@ -677,7 +677,7 @@ static cov_fiber_t *make_shared(const void *key, shared_job_t *job, int id, int 
   job->id = id;
   job->depth = depth;
   job->rounds = rounds;
-  job->fiber = cov_fiber_create_shared(key, group_minimum, shared_entry, job);
+  job->fiber = cov_fiber_create_shared(cov_stack_group(key), group_minimum, shared_entry, job);
   return job->fiber;
 }
 
@@ -848,7 +848,7 @@ static void test_shared_parking(void) {
   shared_job_t job;
   make_shared(&key, &job, 8, 256, 2);
   CHECK(cov_fiber_resume(job.fiber) == COV_FIBER_RAN, "job started");
-  cov_fiber_t *holder = cov_fiber_create_shared(&key, 1, holder_entry, NULL);
+  cov_fiber_t *holder = cov_fiber_create_shared(cov_stack_group(&key), 1, holder_entry, NULL);
   pthread_t thread;
   pthread_create(&thread, NULL, holder_thread, holder);
   while (!atomic_load(&hold_entered)) sched_yield();
@@ -874,7 +874,8 @@ static void test_shared_parking(void) {
   make_shared(&nested_key, &nested_job, 9, 0, 1);
   cov_fiber_resume(nested_job.fiber);  // bound to the group's one stack, suspended there
   int status = -1;
-  cov_fiber_t *outer = cov_fiber_create_shared(&nested_key, 1, nesting_entry, &status);
+  cov_fiber_t *outer =
+      cov_fiber_create_shared(cov_stack_group(&nested_key), 1, nesting_entry, &status);
   CHECK(cov_fiber_resume(outer) == COV_FIBER_RAN, "outer ran");
   CHECK(status == COV_FIBER_PARKED && atomic_load(&nested_job.unparks) == 1, "nested park: %d",
         status);
@@ -913,7 +914,7 @@ static void test_shared_handback_depth(void) {
   }
   atomic_store(&hold_release, 0);
   atomic_store(&hold_entered, 0);
-  cov_fiber_t *holder = cov_fiber_create_shared(&key, 1, holder_entry, NULL);
+  cov_fiber_t *holder = cov_fiber_create_shared(cov_stack_group(&key), 1, holder_entry, NULL);
   pthread_t thread;
   pthread_create(&thread, NULL, holder_thread, holder);
   while (!atomic_load(&hold_entered)) sched_yield();
@@ -1099,7 +1100,7 @@ static void test_mapping_budget(void) {
   while (made < MAX && cov_stack_allocate(0, &stacks[made]) == 0) made++;
   static int key;
   errno = 0;
-  cov_fiber_t *shared = cov_fiber_create_shared(&key, 0, shared_entry, NULL);
+  cov_fiber_t *shared = cov_fiber_create_shared(cov_stack_group(&key), 0, shared_entry, NULL);
   CHECK(shared == NULL && errno == EAGAIN, "shared create: %p errno %d", (void *)shared, errno);
   cov_fiber_destroy(shared);
   cov_stack_set_default_size(256 * 1024);
@@ -1231,7 +1232,8 @@ static void shared_overflow_entry(void *argument) {
 
 static void child_overflow_shared(void) {
   static int key;
-  cov_fiber_t *fiber = cov_fiber_create_shared(&key, 0, shared_overflow_entry, NULL);
+  cov_fiber_t *fiber =
+      cov_fiber_create_shared(cov_stack_group(&key), 0, shared_overflow_entry, NULL);
   cov_fiber_resume(fiber);
 }
 

@@ -155,13 +155,20 @@ void *cov_fiber_stack_base(const cov_fiber_t *fiber);
 // the stack's FIFO list, and when the occupant switches out, that thread hands the first waiter
 // back through the unpark hook. No thread ever blocks on a stack.
 
-/// Creates a fiber that runs `entry(argument)` on a shared stack of the group `group_key` (any
-/// pointer-sized identity; NULL is a group of its own), setting the group's minimum number of
-/// stacks to `min_stacks` unless it is 0 (1 to 64; the minimum of a new group is
-/// cov_shared_stacks_default_min()). The fiber record (under 100 bytes) comes from a
+typedef struct cov_stack_group cov_stack_group_t;
+
+/// The group of shared stacks of `group_key` (any pointer-sized identity; NULL is a group of
+/// its own), created on first use; NULL only when out of memory. Use the handle at once: a group
+/// that falls idle may later move to another key. Cheap when the calling thread looked up the
+/// same key last.
+cov_stack_group_t *cov_stack_group(const void *group_key);
+
+/// Creates a fiber that runs `entry(argument)` on a shared stack of `group`, setting the group's
+/// minimum number of stacks to `min_stacks` unless it is 0 (1 to 64; the minimum of a new group
+/// is cov_shared_stacks_default_min()). The fiber record (under 100 bytes) comes from a
 /// per-thread cache. Returns NULL (errno set) if the group has no stack and none can be
 /// allocated.
-cov_fiber_t *cov_fiber_create_shared(const void *group_key, size_t min_stacks,
+cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks,
                                      cov_fiber_entry_t entry, void *argument);
 
 /// Whether the fiber runs on a shared stack.
@@ -174,12 +181,11 @@ int cov_fiber_is_shared(const cov_fiber_t *fiber);
 /// Set them once, before any shared fiber runs.
 void cov_fiber_set_parking_hooks(void (*park)(void *argument), void (*unpark)(void *argument));
 
-/// Marks (or unmarks) the group of `group_key` as one whose owner keeps settings of its own (the
-/// Swift layer: a scheduler's stack mode or stack count), and tells whether it is: a cheap
-/// filter before looking those settings up. A group that moves to another key is unmarked.
-/// NULL is never marked.
-void cov_stack_group_set_configured(const void *group_key, int configured);
-int cov_stack_group_is_configured(const void *group_key);
+/// Marks (or unmarks) a group as one whose owner keeps settings of its own (the Swift layer: a
+/// scheduler's stack mode or stack count), and tells whether it is: a cheap filter before
+/// looking those settings up. A group that moves to another key is unmarked.
+void cov_stack_group_set_configured(cov_stack_group_t *group, int configured);
+int cov_stack_group_is_configured(const cov_stack_group_t *group);
 
 /// How many shared stacks the group of `group_key` has made so far (0 if it has none).
 size_t cov_stack_group_stack_count(const void *group_key);

@@ -173,25 +173,31 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   private func makeFiber() -> OpaquePointer? {
     let argument = Unmanaged.passUnretained(self).toOpaque()
-    let settings = SchedulerStackSettings.settings(for: currentSchedulerIdentity)
+    // One group of shared stacks per scheduler (value-type schedulers share the nil group).
+    let group = cov_stack_group(currentSchedulerIdentity.flatMap(SchedulerStackSettings.groupKey))
+    let settings =
+      group.map { cov_stack_group_is_configured($0) != 0 } == true
+      ? SchedulerStackSettings.settings(for: currentSchedulerIdentity) : nil
     if usesSharedStack(settings?.mode) {
       SharedStackParking.install()
-      // One group of shared stacks per scheduler (value-type schedulers share the nil group).
-      let group = currentSchedulerIdentity.map(SchedulerStackSettings.groupKey)
       // The scheduler's minimum, given every time: a group may have served another scheduler
       // before (one at the same address, or one whose idle group moved to this one).
       let minimum = settings?.sharedStackCount ?? Int(cov_shared_stacks_default_min())
-      fiber = cov_fiber_create_shared(group ?? nil, minimum, coroutineEntry, argument)
+      fiber = cov_fiber_create_shared(group, minimum, coroutineEntry, argument)
     } else {
       fiber = cov_fiber_create(stackRequest.dedicatedSize, coroutineEntry, argument)
     }
-    if fiber == nil {
-      let error = CoroutineStartError(stackSize: stackRequest.dedicatedSize, errorNumber: errno)
-      body = nil
-      if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
-      finish()
-    }
+    if fiber == nil { failToStart(errorNumber: errno) }
     return fiber
+  }
+
+  /// No stack could be had: the coroutine ends without running its body.
+  @inline(never)
+  private func failToStart(errorNumber: Int32) {
+    let error = CoroutineStartError(stackSize: stackRequest.dedicatedSize, errorNumber: errorNumber)
+    body = nil
+    if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
+    finish()
   }
 
   /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's

@@ -97,15 +97,17 @@ enum SchedulerStackSettings {
 
   /// The settings of the scheduler with this identity, if it is still alive.
   static func settings(for identity: ObjectIdentifier?) -> Settings? {
-    guard let identity, cov_stack_group_is_configured(groupKey(identity)) != 0 else { return nil }
+    guard let identity, let group = cov_stack_group(groupKey(identity)),
+      cov_stack_group_is_configured(group) != 0
+    else { return nil }
     return entries.withCriticalSection { entries in
       guard let entry = entries[identity] else {
-        cov_stack_group_set_configured(groupKey(identity), 0)  // a group that moved to it
+        cov_stack_group_set_configured(group, 0)  // a group that moved to it
         return nil
       }
       if entry.scheduler.map(ObjectIdentifier.init) == identity { return entry.settings }
       entries[identity] = nil  // its scheduler is gone; a new object has its address
-      cov_stack_group_set_configured(groupKey(identity), 0)
+      cov_stack_group_set_configured(group, 0)
       return nil
     }
   }
@@ -118,7 +120,7 @@ enum SchedulerStackSettings {
       change(&entry.settings)
       entries[identity] = entry
     }
-    cov_stack_group_set_configured(groupKey(identity), 1)
+    if let group = cov_stack_group(groupKey(identity)) { cov_stack_group_set_configured(group, 1) }
   }
 
   /// The key of the scheduler's group of shared stacks: its address.
