@@ -168,6 +168,25 @@ static inline int cov_shared_acquire(cov_shared_stack_t *stack, cov_fiber_t *fib
   return cov_shared_acquire_slow(stack, fiber, entry);
 }
 
+// Eager eviction's poison on a vacated stack, cleared by the next occupant (ASan builds).
+void cov_shared_clear_poison(cov_shared_stack_t *stack) __attribute__((visibility("hidden")));
+
+// A fiber's first run on an empty stack: it takes the stack as running (so nobody else touches
+// it) and makes its first frame at the top, without the lock. 0 if the stack is not empty.
+static inline int cov_shared_take_empty(cov_shared_stack_t *stack, cov_fiber_t *fiber,
+                                        void (*entry)(cov_transfer_t)) {
+  uintptr_t empty = 0;
+  if (!atomic_compare_exchange_strong_explicit(&stack->state, &empty,
+                                               (uintptr_t)fiber | COV_STACK_RUNNING,
+                                               memory_order_acquire, memory_order_relaxed))
+    return 0;
+#if defined(COV_ASAN)
+  cov_shared_clear_poison(stack);
+#endif
+  fiber->context = cov_make_fcontext_hidden(stack->top, stack->stack.size, entry);
+  return 1;
+}
+
 // After `fiber` switched out (suspended or finished): marks the stack idle (empty if finished,
 // or with eager eviction), and hands one waiter, if any, to the unpark hook. The common case,
 // nobody waiting and no eager eviction, is one compare-and-swap, inline.

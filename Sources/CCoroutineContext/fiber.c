@@ -231,12 +231,18 @@ cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks
 // dedicated fiber's, this resume is an ordinary call that returns.
 static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber) {
   thread_state_t *state = &thread_state;
-  if (!fiber->bound) {
-    fiber->shared.stack = cov_group_bind(fiber->shared.group);
+  cov_shared_stack_t *stack;
+  if (fiber->bound) {
+    stack = fiber->shared.stack;
+    if (!cov_shared_acquire(stack, fiber, fiber_main)) return COV_FIBER_PARKED;
+  } else {
+    // The first run: bound to a stack of its group, taken at once if it is empty.
+    fiber->shared.stack = stack = cov_group_bind(fiber->shared.group);
     fiber->bound = true;
+    if (!cov_shared_take_empty(stack, fiber, fiber_main) &&
+        !cov_shared_acquire_slow(stack, fiber, fiber_main))
+      return COV_FIBER_PARKED;
   }
-  cov_shared_stack_t *stack = fiber->shared.stack;
-  if (!cov_shared_acquire(stack, fiber, fiber_main)) return COV_FIBER_PARKED;
   ENTER(fiber, state);
 #if defined(COV_ASAN)
   void *fake_stack = NULL;

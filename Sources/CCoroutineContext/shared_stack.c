@@ -439,7 +439,7 @@ static void restore(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
 }
 
 // Eager eviction left [poisoned_low, top) poisoned while nobody used it: the next occupant does.
-static void clear_poison(cov_shared_stack_t *stack) {
+void cov_shared_clear_poison(cov_shared_stack_t *stack) {
 #if defined(COV_ASAN)
   if (stack->poisoned_low) {
     __asan_unpoison_memory_region((void *)stack->poisoned_low,
@@ -483,17 +483,7 @@ static void hand_back(cov_fiber_t *waiter) {
 
 int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
                             void (*entry)(cov_transfer_t)) {
-  // A fiber's first run on an empty stack: it takes the stack as running (so nobody else
-  // touches it) and makes its first frame, without the lock.
-  uintptr_t empty = 0;
-  if (!fiber->started &&
-      atomic_compare_exchange_strong_explicit(&stack->state, &empty,
-                                              (uintptr_t)fiber | COV_STACK_RUNNING,
-                                              memory_order_acquire, memory_order_relaxed)) {
-    clear_poison(stack);
-    fiber->context = cov_make_fcontext_hidden(stack->top, stack->stack.size, entry);
-    return 1;
-  }
+  if (!fiber->started && cov_shared_take_empty(stack, fiber, entry)) return 1;
 
   uintptr_t state = lock_stack(stack);
   if (state & COV_STACK_RUNNING) {
@@ -510,7 +500,7 @@ int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
   cov_fiber_t *occupant = (cov_fiber_t *)(state & ~(uintptr_t)COV_STACK_FLAGS);
   if (occupant != fiber) {
     if (occupant) evict(stack, occupant);
-    clear_poison(stack);
+    cov_shared_clear_poison(stack);
     if (fiber->shared.saved_size > 0) {
       restore(stack, fiber);
     } else {

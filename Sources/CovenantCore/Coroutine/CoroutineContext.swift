@@ -175,14 +175,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     let argument = Unmanaged.passUnretained(self).toOpaque()
     // One group of shared stacks per scheduler (value-type schedulers share the nil group).
     let group = cov_stack_group(currentSchedulerIdentity.flatMap(SchedulerStackSettings.groupKey))
-    let settings =
-      group.map { cov_stack_group_is_configured($0) != 0 } == true
-      ? SchedulerStackSettings.settings(for: currentSchedulerIdentity) : nil
+    let configured = group.map { cov_stack_group_is_configured($0) != 0 } == true
+    let settings = configured ? SchedulerStackSettings.settings(for: currentSchedulerIdentity) : nil
     if usesSharedStack(settings?.mode) {
       SharedStackParking.install()
-      // The scheduler's minimum, given every time: a group may have served another scheduler
-      // before (one at the same address, or one whose idle group moved to this one).
-      let minimum = settings?.sharedStackCount ?? Int(cov_shared_stacks_default_min())
+      // A configured group gets its scheduler's minimum every time (the default if the setting
+      // was another scheduler's, at the same address); others keep the default a group starts
+      // with, or is reset to when it moves to another scheduler.
+      let minimum =
+        settings?.sharedStackCount ?? (configured ? Int(cov_shared_stacks_default_min()) : 0)
       fiber = cov_fiber_create_shared(group, minimum, coroutineEntry, argument)
     } else {
       fiber = cov_fiber_create(stackRequest.dedicatedSize, coroutineEntry, argument)
