@@ -129,6 +129,7 @@ enum {
 
 struct cov_shared_stack {
   _Atomic uintptr_t state;
+  _Atomic uintptr_t floor;  // top - copy limit: a suspension below it uses too much stack
   cov_fiber_t *waiters_head, *waiters_tail;  // under the lock
   uintptr_t poisoned_low;   // eager eviction: [poisoned_low, top) is ASan-poisoned (0: none)
   cov_stack_t stack;
@@ -212,17 +213,16 @@ static inline void cov_shared_forget(cov_fiber_t *fiber) {
     fiber->shared.saved = NULL;
   }
 }
-extern _Atomic size_t cov_shared_copy_limit_value __attribute__((visibility("hidden")));
 // Stops the process: `fiber` suspends with more than the copy limit in use.
 __attribute__((noreturn, cold, visibility("hidden"))) void cov_shared_too_deep(size_t used);
 
 // The copy-limit check at a suspension of a shared fiber (`sp`: about its stack pointer).
 static inline void cov_shared_check_depth(const cov_fiber_t *fiber, uintptr_t sp) {
-  size_t used = (size_t)((uintptr_t)fiber->shared.stack->top - sp);  // bound: it runs
-  if (__builtin_expect(
-          used > atomic_load_explicit(&cov_shared_copy_limit_value, memory_order_relaxed), 0))
-    cov_shared_too_deep(used);
+  const cov_shared_stack_t *stack = fiber->shared.stack;  // bound: it runs
+  if (__builtin_expect(sp < atomic_load_explicit(&stack->floor, memory_order_relaxed), 0))
+    cov_shared_too_deep((size_t)((uintptr_t)stack->top - sp));
 }
+
 // cov_fiber_copy_frames for a shared fiber.
 size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
                               cov_fiber_frames_t *out) __attribute__((visibility("hidden")));

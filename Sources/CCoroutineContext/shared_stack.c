@@ -49,7 +49,7 @@ enum {
 
 // MARK: - Configuration
 
-_Atomic size_t cov_shared_copy_limit_value = COV_DEFAULT_COPY_LIMIT;
+static _Atomic size_t copy_limit = COV_DEFAULT_COPY_LIMIT;
 static _Atomic size_t default_min_stacks = COV_DEFAULT_MIN_STACKS;
 static void (*park_hook)(void *);
 static void (*unpark_hook)(void *);
@@ -78,12 +78,22 @@ void cov_shared_stacks_set_eager_eviction(int enabled) {
 }
 
 size_t cov_shared_stack_copy_limit(void) {
-  return atomic_load_explicit(&cov_shared_copy_limit_value, memory_order_relaxed);
+  return atomic_load_explicit(&copy_limit, memory_order_relaxed);
 }
+
+static void update_floors(void);
 
 void cov_shared_stack_set_copy_limit(size_t bytes) {
   if (bytes < COV_MIN_COPY_LIMIT) bytes = COV_MIN_COPY_LIMIT;
-  atomic_store_explicit(&cov_shared_copy_limit_value, bytes, memory_order_relaxed);
+  atomic_store_explicit(&copy_limit, bytes, memory_order_relaxed);
+  update_floors();
+}
+
+// Where a suspension of `stack` uses more than the copy limit.
+static uintptr_t floor_of(const cov_shared_stack_t *stack) {
+  size_t limit = cov_shared_stack_copy_limit();
+  uintptr_t top = (uintptr_t)stack->top;
+  return top > limit ? top - limit : 0;
 }
 
 size_t cov_shared_stacks_default_min(void) {
@@ -291,6 +301,21 @@ int cov_stack_group_is_configured(const cov_stack_group_t *group) {
   return atomic_load_explicit(&group->configured, memory_order_acquire);
 }
 
+// After a change of the copy limit: every stack's floor (the table lock keeps groups from
+// being made meanwhile; a stack being added computes its own from the new limit).
+static void update_floors(void) {
+  pthread_mutex_lock(&table_lock);
+  for (size_t i = 0; i <= GROUP_TABLE_SIZE; i++) {
+    cov_stack_group_t *group = i < GROUP_TABLE_SIZE ? group_table[i].group : null_key_group;
+    if (!group) continue;
+    size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
+    for (size_t k = 0; k < count; k++)
+      atomic_store_explicit(&group->stacks[k]->floor, floor_of(group->stacks[k]),
+                            memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&table_lock);
+}
+
 size_t cov_stack_group_stack_count(const void *key) {
   pthread_mutex_lock(&table_lock);
   cov_stack_group_t *group = lookup_locked(key, false);
@@ -311,6 +336,7 @@ static cov_shared_stack_t *grow(cov_stack_group_t *group, size_t below, int *err
     *error = stack ? cov_stack_allocate(0, &stack->stack) : ENOMEM;
     if (*error == 0) {
       stack->top = (char *)(((uintptr_t)stack->stack.base + stack->stack.size) & ~(uintptr_t)15);
+      atomic_store_explicit(&stack->floor, floor_of(stack), memory_order_relaxed);
       group->stacks[count] = stack;
       atomic_store_explicit(&group->count, count + 1, memory_order_release);
       result = stack;

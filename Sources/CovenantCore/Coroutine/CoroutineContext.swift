@@ -309,7 +309,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       return try awaitResolution(of: cell, through: AwaitReaction(self, generation: generation))
     }
     registration.store(generation, ordering: .relaxed)
-    if !cell.register(self), wait.claim(generation) {
+    let registered = Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { cell.register($0) }
+    if !registered, wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
     }
     do {
@@ -347,7 +348,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// for (a stale notification finds its claim refused). The notifier has read the link before
   /// calling this, so afterwards the coroutine may register itself again.
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
-    let old = registration.bitwiseOr(Self.notifiedRegistration, ordering: .acquiringAndReleasing)
+    // An add, not an or (one instruction, no compare-and-swap loop): the bit is clear, as each
+    // registration is notified at most once and the coroutine clears it when it registers.
+    let old = registration.wrappingAdd(Self.notifiedRegistration, ordering: .acquiringAndReleasing)
       .oldValue
     if wait.claim(old & ~Self.registrationFlags), wait.wake() { schedule() }
     if old & Self.staleRegistration != 0 {
