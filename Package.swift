@@ -17,10 +17,12 @@ let package = Package(
     .target(name: "CCoroutineContext"),
     // Promises, coroutines, futures, channels, scopes, generators, actors and the Swift
     // concurrency bridges, without Foundation.
+    // `RawLayout` (an experimental feature, not an unsafe flag: remote dependents may use it)
+    // gives the lock-and-atomics layer (Atomics/) storage with a stable address, inline.
     .target(
       name: "CovenantCore",
       dependencies: ["CCoroutineContext"],
-      swiftSettings: [.swiftLanguageMode(.v6)]
+      swiftSettings: [.swiftLanguageMode(.v6), .enableExperimentalFeature("RawLayout")]
     ),
     // The pieces that need Foundation: `RunLoop`/`OperationQueue` schedulers, `waitForPromises`,
     // `NSError` bridging, Foundation value types in the returned-error rule.

@@ -75,6 +75,7 @@ struct cov_fiber {
   cov_fiber_entry_t entry;
   void *argument;
   void *exclusivity[2];     // Swift's per-task exclusivity access set, moved on every switch
+  void *resumer_resolution; // the resumer's COV_TLS_SLOT_RESOLUTION, given back when switching to it
   struct {                  // shared-stack fibers only
     union {
       cov_stack_group_t *group;   // until it first runs

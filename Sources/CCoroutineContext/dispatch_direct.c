@@ -6,11 +6,33 @@
 // function instead (`dispatch_async_f`): no allocation at all.
 #include "CCoroutineContext.h"
 
+#include <stdlib.h>
+#include <string.h>
+#if defined(__linux__)
+#include <malloc.h>
+#endif
+
 extern void dispatch_async_f(void *queue, void *context, void (*work)(void *));
-extern const char *dispatch_queue_get_label(void *queue);
+// Deprecated in Apple's headers (a queue is not an identity to rely on in general), still
+// exported by every libdispatch; used only on Linux, once, to recognise a queue by address.
+extern void *dispatch_get_current_queue(void);
 
 void cov_dispatch_async_f(void *queue, void *context, void (*work)(void *)) {
   dispatch_async_f(queue, context, work);
 }
 
-const char *cov_dispatch_queue_label(void *queue) { return dispatch_queue_get_label(queue); }
+void *cov_dispatch_current_queue(void) { return dispatch_get_current_queue(); }
+
+size_t cov_heap_block_size(const void *block) {
+#if defined(__linux__)
+  return malloc_usable_size((void *)block);
+#else
+  (void)block;
+  return 0;
+#endif
+}
+
+int cov_direct_dispatch_disabled(void) {
+  const char *setting = getenv("COVENANT_DIRECT_DISPATCH");
+  return setting != NULL && strcmp(setting, "0") == 0;
+}

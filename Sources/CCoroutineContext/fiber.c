@@ -120,6 +120,13 @@ const cov_stack_t *cov_fiber_stack(const cov_fiber_t *fiber) {
   return fiber->bound ? &fiber->shared.stack->stack : &none;
 }
 
+// The thread-local slots as seen from code that may run on another thread than earlier in the
+// same function (see fresh_thread_state).
+static __attribute__((noinline)) void **fresh_tls_slots(void) {
+  __asm__ volatile("" ::: "memory");
+  return cov_tls_slots;
+}
+
 // MARK: - Entry
 
 static void fiber_main(cov_transfer_t transfer) {
@@ -133,6 +140,7 @@ static void fiber_main(cov_transfer_t transfer) {
   // The entry returned (possibly on another thread than the one we started on): leave for good.
   thread_state_t *state = fresh_thread_state();
   state->current = fiber->previous;
+  fresh_tls_slots()[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
@@ -216,11 +224,12 @@ cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks
 #else
 #define COV_TSAN_SWITCH_IN(fiber) ((void)0)
 #endif
-#define ENTER(fiber, state)                \
-  do {                                     \
-    (fiber)->previous = (state)->current;  \
-    (state)->current = (fiber);            \
-    (fiber)->started = true;               \
+#define ENTER(fiber, state)                                                      \
+  do {                                                                           \
+    (fiber)->previous = (state)->current;                                        \
+    (state)->current = (fiber);                                                  \
+    (fiber)->resumer_resolution = cov_tls_slots[COV_TLS_SLOT_RESOLUTION];        \
+    (fiber)->started = true;                                                     \
     (fiber)->running = true;               \
     COV_EXCLUSIVITY_ENTER(fiber);          \
     COV_TSAN_SWITCH_IN(fiber);             \
@@ -299,6 +308,7 @@ void cov_fiber_suspend(void) {
   if (fiber->is_shared) cov_shared_check_depth(fiber, (uintptr_t)__builtin_frame_address(0));
 
   state->current = fiber->previous;
+  cov_tls_slots[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
 #if defined(COV_TSAN)

@@ -3,13 +3,12 @@ import Foundation
 
 extension RunLoop: CoroutineScheduler {
   /// Runs `task` on the run loop's thread, in any of the common modes, waking the run loop if
-  /// it is waiting.
+  /// it is waiting. Tasks run in the order they were scheduled.
   ///
-  /// A zero-interval timer rather than `perform(_:)`: on Linux, `perform` does not wake a run
-  /// loop sleeping in `run()`, so the task would wait for some unrelated event.
+  /// The first task scheduled on a run loop adds one timer to it, which every later task rings
+  /// (see `RunLoopDoorbell`): the run loop then has a timer for good, so `run()` keeps running
+  /// it rather than returning for lack of sources.
   public func scheduleTask(_ task: @escaping () -> Void) {
-    let task = UncheckedSendable(task)
-    let timer = Timer(fire: Date(), interval: 0, repeats: false) { _ in task.value() }
-    add(timer, forMode: .common)
+    RunLoopDoorbell.of(self).schedule(task)
   }
 }

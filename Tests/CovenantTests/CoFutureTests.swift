@@ -80,7 +80,10 @@ final class CoFutureTests: XCTestCase {
     promise.whenFailure { _ in log.append("failure") }
     promise.whenCanceled { log.append("canceled") }
     let done = DispatchSemaphore(value: 0)
-    Thread.detachNewThread {
+    // A dispatch worker rather than `Thread.detachNewThread`: storing a detached thread's own
+    // `Thread` (which holds the block) in `completingThread` (which the block holds) would make
+    // a cycle that leaks both.
+    DispatchQueue.global().async {
       completingThread.value = Thread.current
       promise.success(7)
       log.append("after success")  // every callback already ran

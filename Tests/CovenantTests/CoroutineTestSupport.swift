@@ -13,8 +13,9 @@ final class RunLoopThread: @unchecked Sendable {
     let owner = RunLoopThread()
     let thread = Thread { [owner] in
       owner.runLoop = RunLoop.current
-      // A run loop with no sources returns at once; a far timer keeps it alive.
-      owner.runLoop.add(Timer(timeInterval: 1e9, repeats: false) { _ in }, forMode: .default)
+      // A run loop with no sources returns at once; the timer Covenant adds to a run loop it
+      // schedules on keeps it alive.
+      owner.runLoop.scheduleTask {}
       owner.ready.signal()
       while owner.keepRunning.value {
         _ = owner.runLoop.run(mode: .default, before: .distantFuture)

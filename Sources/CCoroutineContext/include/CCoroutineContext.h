@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cov_atomics.h"  // atomics and a lock for the Swift layer
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -251,6 +253,12 @@ enum {
   COV_TLS_SLOT_COROUTINE = 0,
   /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
   COV_TLS_SLOT_TURN = 1,
+  /// The `ResolutionDrain` (the promise core's trampoline) running on this stack, if any. It
+  /// belongs to a stack, not to a thread: cov_fiber_resume remembers the resumer's value, and
+  /// the fiber's suspension or exit gives it back, so a fiber that suspends inside a drain
+  /// never leaves that drain installed on the thread it leaves (a fiber resumed inside a drain,
+  /// on the other hand, sees it, and queues what it resolves there).
+  COV_TLS_SLOT_RESOLUTION = 2,
   COV_TLS_SLOT_COUNT = 4
 };
 /// Thread-local storage of this library uses the initial-exec model: a fixed offset from the
@@ -346,9 +354,18 @@ void *cov_opaque_pointer(void *pointer);
 /// `queue` (a `dispatch_queue_t`), with no block and no allocation.
 void cov_dispatch_async_f(void *queue, void *context, void (*work)(void *));
 
-/// `dispatch_queue_get_label(queue)`: used once, to check where a `DispatchQueue` keeps its
-/// `dispatch_queue_t` before any direct dispatch is made.
-const char *cov_dispatch_queue_label(void *queue);
+/// `dispatch_get_current_queue()`: the `dispatch_queue_t` whose work is running on this thread.
+/// Used once per process (Linux), inside a `sync` on a probe queue, to recognise by address
+/// the word where a `DispatchQueue` keeps its `dispatch_queue_t`, before any direct dispatch.
+void *cov_dispatch_current_queue(void);
+
+/// The usable size of the heap block at `block` (`malloc_usable_size`); 0 where unknown. Lets
+/// the probe above check that the word it reads lies inside the object.
+size_t cov_heap_block_size(const void *block);
+
+/// Whether the environment variable `COVENANT_DIRECT_DISPATCH` is `0`: every reaction then
+/// goes through `DispatchQueue.async` (the fallback path), for testing it.
+int cov_direct_dispatch_disabled(void);
 
 #ifdef __cplusplus
 }

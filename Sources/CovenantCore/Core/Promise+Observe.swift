@@ -9,7 +9,7 @@ extension Promise {
 
   /// Registers `reaction` (a `reaction`): in the chain while pending, or told at once.
   @inlinable func add(_ reaction: Reaction) {
-    if !cell.register(reaction) { cell.tell(reaction, owner: self) }
+    if !cell.register(reaction) { ResolutionCell.tell(reaction, owner: self) }
   }
 
   /// FBLPromise's `observeOnQueue`: runs `body` with the outcome asynchronously on `queue`,

@@ -35,6 +35,7 @@ public final class Promise<Value>: @unchecked Sendable {
   /// A work block that produces a value (or a promise of one) or throws.
   public typealias Do<T> = () throws -> T
 
+  /// The state and observers; the first stored property (see `ResolutionCell.offsetInOwner`).
   @usableFromInline let cell: ResolutionCell
 
   /// Whether this promise still counts in `DispatchGroup.promises`. Kept apart from `cell`
@@ -47,6 +48,7 @@ public final class Promise<Value>: @unchecked Sendable {
     cell = ResolutionCell()
     isInDispatchGroup = Atomic(true)
     DispatchGroup.promises.enter()
+    cell.assertLocated(in: self)
   }
 
   /// Creates a promise fulfilled with `value`, or rejected with the error `value` throws.
@@ -61,6 +63,7 @@ public final class Promise<Value>: @unchecked Sendable {
   public init(_ value: @autoclosure () throws -> Value) {
     isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: Self.outcome(of: value))
+    cell.assertLocated(in: self)
   }
 
   /// What `init(_ value:)` resolves with: the value, the error it is, or the error it throws.
@@ -84,12 +87,14 @@ public final class Promise<Value>: @unchecked Sendable {
   public init(_ error: any Error) {
     isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(rejectedWith: error)
+    cell.assertLocated(in: self)
   }
 
   /// Creates a promise with the given outcome.
   @inlinable init(result: Result<Value, any Error>) {
     isInDispatchGroup = Atomic(false)
     cell = ResolutionCell(resolved: result)
+    cell.assertLocated(in: self)
   }
 
   /// Creates a pending promise; the same as `Promise()`.
@@ -124,11 +129,15 @@ public final class Promise<Value>: @unchecked Sendable {
   }
 
   /// After the winning resolution (once; deinit cannot run concurrently with it): notifies
-  /// the reactions, then leaves the group (the notified reactions have been released by then).
+  /// the reactions (through the `ResolutionDrain` of this stack), then leaves the group (the
+  /// notified reactions have been released by then).
   @inlinable func finishResolution(_ chain: UInt) {
     isInDispatchGroup.store(false, ordering: .relaxed)
-    cell.notify(chain, owner: self)
-    DispatchGroup.promises.leave()
+    if chain == 0 {
+      DispatchGroup.promises.leave()
+    } else {
+      ResolutionDrain.notify(chain, owner: self, leavesPromiseGroup: true)
+    }
   }
 
   // MARK: State

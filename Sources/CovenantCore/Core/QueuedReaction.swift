@@ -14,19 +14,18 @@ import Synchronization
 @usableFromInline
 class QueuedReaction: Reaction, @unchecked Sendable {
   @usableFromInline let queue: DispatchQueue
-  /// The resolved source (the retained bits of its owner) and its cell, set when notified.
+  /// The resolved source: the retained bits of the owner of its cell, set when notified.
   @usableFromInline let sourceOwner = Atomic<UInt>(0)
-  @usableFromInline let sourceCell = Atomic<UInt>(0)
 
   @usableFromInline init(queue: DispatchQueue) {
     self.queue = queue
+    super.init(resolvesInlineWhenTold: false)  // it only dispatches itself
   }
 
   @usableFromInline override func observedResolution(
     of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer
   ) {
     _ = owner.retain()  // released by `run` (or `deinit`, if never run)
-    sourceCell.store(UInt(bitPattern: cell), ordering: .relaxed)
     // Releasing, paired with the acquiring exchange in `run`: whatever thread runs the step
     // sees this reaction's fields and the source as they were here, without relying on the
     // queue hand-over being visible to ThreadSanitizer (libdispatch is not instrumented).
@@ -38,9 +37,7 @@ class QueuedReaction: Reaction, @unchecked Sendable {
     let ownerBits = sourceOwner.exchange(0, ordering: .acquiring)
     let owner = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: ownerBits)!)
     defer { owner.release() }  // after the step: the cell lives inside the owner
-    runStep(
-      UnsafeRawPointer(bitPattern: sourceCell.load(ordering: .relaxed))!
-        .assumingMemoryBound(to: ResolutionCell.self))
+    runStep(ResolutionCell.address(in: owner).assumingMemoryBound(to: ResolutionCell.self))
   }
 
   /// The step itself, on `queue`, with the resolved source's cell.

@@ -1,6 +1,12 @@
 import CCoroutineContext
 import Synchronization
 
+// The payload words, the scratch tuples that move values in and out of them and the cell's
+// place in its owner (after a two-word object header) are laid out for 8-byte words.
+#if !_pointerBitWidth(_64)
+  #error("Covenant's ResolutionCell supports 64-bit targets only")
+#endif
+
 /// The one state/observer core behind both `Promise` and `CoFuture`.
 ///
 /// It holds pending → fulfilled(Value) or rejected(Error), once, and the reactions registered
@@ -67,7 +73,29 @@ struct ResolutionCell: ~Copyable {
     // A resolved cell's chain was taken by its resolution (and nothing is added after it).
     guard status.load(ordering: .relaxed) == CellStatus.pending else { return }
     let head = chain.withLock { $0.take() }
-    ReactionChain.release(head)
+    if head != 0 { ResolutionDrain.release(head) }
+  }
+
+  // MARK: Place in the owner
+
+  /// The distance from the start of an owner object (a `Promise` or `CoFuture`) to its cell:
+  /// the cell is the owner's first stored property, right after the two-word object header
+  /// (its alignment is at most a word's: checked by `assertLocated(in:)` and the tests).
+  @inlinable static var offsetInOwner: Int { 2 * MemoryLayout<UInt>.stride }
+
+  /// The cell of `owner`, a `Promise` or `CoFuture`: valid as long as `owner` is alive, which
+  /// is what reactions are told (they retain `owner` to keep using it).
+  @inlinable static func address(in owner: Unmanaged<AnyObject>) -> UnsafeRawPointer {
+    UnsafeRawPointer(owner.toOpaque()) + offsetInOwner
+  }
+
+  /// Checks, in debug builds, that this cell sits where `address(in:)` finds it in `owner`.
+  @inlinable func assertLocated(in owner: AnyObject) {
+    assert(
+      MemoryLayout<ResolutionCell>.alignment <= MemoryLayout<UInt>.alignment
+        && withUnsafePointer(to: self) { UnsafeRawPointer($0) }
+          == Self.address(in: Unmanaged.passUnretained(owner)),
+      "ResolutionCell must be the first stored property of its owner")
   }
 
   /// Destroys the value or error; the owner's `deinit` calls it once, with its value type.
@@ -133,28 +161,16 @@ struct ResolutionCell: ~Copyable {
     }
   }
 
-  /// Tells every reaction of `head` (as returned by `fulfill`/`reject`/`resolve`), in
-  /// registration order, that this cell, inside `owner`, is resolved.
-  @inlinable func notify(_ head: UInt, owner: AnyObject) {
-    guard head != 0 else { return }
-    let owner = Unmanaged.passUnretained(owner)
-    withUnsafePointer(to: self) { cell in
-      var next = head
-      while next != 0 {
-        let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
-          .takeRetainedValue()
-        // Read before notifying: a notified reaction may at once be linked into another chain.
-        next = reaction.nextInChain.load(ordering: .relaxed)
-        reaction.observedResolution(of: owner, cell: UnsafeRawPointer(cell))
-      }
-    }
+  /// Takes the chain of a cell whose owner is being deallocated while pending (a `CoFuture`
+  /// tells it that it was cancelled); 0 when empty.
+  @inlinable func takeChainOfAbandoned() -> UInt {
+    chain.withCriticalSection { $0.take() }
   }
 
-  /// Tells `reaction` at once that this (resolved) cell, inside `owner`, is resolved.
-  @inlinable func tell(_ reaction: Reaction, owner: AnyObject) {
-    withUnsafePointer(to: self) { cell in
-      reaction.observedResolution(of: Unmanaged.passUnretained(owner), cell: UnsafeRawPointer(cell))
-    }
+  /// Tells `reaction` at once that the (resolved) cell of `owner` is resolved.
+  @inlinable static func tell(_ reaction: Reaction, owner: AnyObject) {
+    let owner = Unmanaged.passUnretained(owner)
+    reaction.observedResolution(of: owner, cell: address(in: owner))
   }
 
   // MARK: Observing
@@ -192,10 +208,14 @@ struct ResolutionCell: ~Copyable {
 
   // MARK: Payload
 
-  /// Whether values are stored in the three words (else in a `ValueBox`).
+  /// Whether values are stored in the three words (else in a `ValueBox`): values that fit and
+  /// may be moved bit for bit. A value that is not bitwise-takable (on Apple platforms, one
+  /// holding a `weak` reference to an Objective-C-compatible object, whose runtime record
+  /// points at the variable's address) must stay at one address: it is boxed.
   @inlinable static func storesInline<Value>(_ type: Value.Type) -> Bool {
-    MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.size
+    MemoryLayout<Value>.size <= 3 * MemoryLayout<UInt>.stride
       && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+      && (_isPOD(Value.self) || _isBitwiseTakable(Value.self))
   }
 
   // The payload crosses between typed values and the atomic words through a scratch tuple on
@@ -225,15 +245,17 @@ struct ResolutionCell: ~Copyable {
   }
 
   @inlinable func storeWords(from raw: UnsafeMutableRawPointer) {
+    let word = MemoryLayout<UInt>.stride
     word0.store(raw.load(as: UInt.self), ordering: .relaxed)
-    word1.store(raw.load(fromByteOffset: 8, as: UInt.self), ordering: .relaxed)
-    word2.store(raw.load(fromByteOffset: 16, as: UInt.self), ordering: .relaxed)
+    word1.store(raw.load(fromByteOffset: word, as: UInt.self), ordering: .relaxed)
+    word2.store(raw.load(fromByteOffset: 2 * word, as: UInt.self), ordering: .relaxed)
   }
 
   @inlinable func loadWords(into raw: UnsafeMutableRawPointer) {
+    let word = MemoryLayout<UInt>.stride
     raw.storeBytes(of: word0.load(ordering: .relaxed), as: UInt.self)
-    raw.storeBytes(of: word1.load(ordering: .relaxed), toByteOffset: 8, as: UInt.self)
-    raw.storeBytes(of: word2.load(ordering: .relaxed), toByteOffset: 16, as: UInt.self)
+    raw.storeBytes(of: word1.load(ordering: .relaxed), toByteOffset: word, as: UInt.self)
+    raw.storeBytes(of: word2.load(ordering: .relaxed), toByteOffset: 2 * word, as: UInt.self)
   }
 
   /// The value of a fulfilled cell (read after an acquiring `status` load): a copy.
@@ -360,13 +382,4 @@ struct ReactionChain: Sendable {
     return false
   }
 
-  /// Releases every reaction of a chain nobody will notify (its cell was deallocated pending).
-  @usableFromInline static func release(_ head: UInt) {
-    var next = head
-    while next != 0 {
-      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
-        .takeRetainedValue()
-      next = reaction.nextInChain.load(ordering: .relaxed)
-    }
-  }
 }

@@ -46,7 +46,8 @@ final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
         derived.fulfillReturned(try map(value))
       } else if let passThrough {
         try passThrough(value)
-        derived.fulfill(unsafeBitCast(value, to: Derived.self))  // `Derived` is `Source`
+        assert(Derived.self == Source.self, "a pass-through step derives its source's type")
+        derived.fulfill(unsafeBitCast(value, to: Derived.self))
       }
     } catch {
       derived.reject(error)

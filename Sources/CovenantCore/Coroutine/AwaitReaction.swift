@@ -5,10 +5,12 @@ final class AwaitReaction: Reaction, @unchecked Sendable {
   let coroutine: CoroutineContext
   let generation: UInt64
 
-  init(_ coroutine: CoroutineContext, generation: UInt64) {
+  /// `wakesInline`: whether waking the coroutine may run it on the spot (a scheduler other
+  /// than a dispatch queue, whose wake-up is a hand-off or an `async`).
+  init(_ coroutine: CoroutineContext, generation: UInt64, wakesInline: Bool) {
     self.coroutine = coroutine
     self.generation = generation
-    super.init()
+    super.init(resolvesInlineWhenTold: wakesInline)
   }
 
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {

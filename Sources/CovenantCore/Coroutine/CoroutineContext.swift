@@ -42,8 +42,24 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
   /// started after another finished reuses its warm stack (or its shared stack's warm pages).
-  private(set) var fiber: OpaquePointer?
-  private let stackRequest: CoroutineStackRequest
+  ///
+  /// One word for both: before the first slice, what the start asked for (`stackRequest`,
+  /// tagged with the low bit), then the fiber (records are aligned, so the bit is clear).
+  private var fiberOrRequest: UInt
+
+  /// The coroutine's fiber, once its first slice has made it.
+  var fiber: OpaquePointer? {
+    fiberOrRequest & 1 == 0 ? OpaquePointer(bitPattern: fiberOrRequest) : nil
+  }
+
+  /// What the start asked for; meaningful until the fiber is made.
+  private var stackRequest: CoroutineStackRequest {
+    CoroutineStackRequest(raw: Int(bitPattern: fiberOrRequest) >> 1)
+  }
+
+  private static func tagged(_ request: CoroutineStackRequest) -> UInt {
+    UInt(bitPattern: request.raw << 1) | 1
+  }
   private let onStartFailure: ((any Error) -> Void)?
   private var body: (() throws -> Void)?
 
@@ -76,7 +92,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     currentSchedulerIdentity = identity
     dispatchTarget = queue.map(DirectDispatchTarget.init)
     otherScheduler = queue == nil ? scheduler : nil
-    stackRequest = stack
+    fiberOrRequest = Self.tagged(stack)
     self.onStartFailure = onStartFailure
     self.body = body
     super.init()
@@ -88,7 +104,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   init(queue: DispatchQueue, stack: CoroutineStackRequest, body: @escaping () throws -> Void) {
     dispatchTarget = DirectDispatchTarget(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
-    stackRequest = stack
+    fiberOrRequest = Self.tagged(stack)
     onStartFailure = nil
     self.body = body
     super.init()
@@ -173,11 +189,13 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   private func makeFiber() -> OpaquePointer? {
     let argument = Unmanaged.passUnretained(self).toOpaque()
+    let request = stackRequest
+    let fiber: OpaquePointer?
     // One group of shared stacks per scheduler (value-type schedulers share the nil group).
     let group = cov_stack_group(currentSchedulerIdentity.flatMap(SchedulerStackSettings.groupKey))
     let configured = group.map { cov_stack_group_is_configured($0) != 0 } == true
     let settings = configured ? SchedulerStackSettings.settings(for: currentSchedulerIdentity) : nil
-    if usesSharedStack(settings?.mode) {
+    if usesSharedStack(request, settings?.mode) {
       SharedStackParking.install()
       // A configured group gets its scheduler's minimum every time (the default if the setting
       // was another scheduler's, at the same address); others keep the default a group starts
@@ -186,16 +204,21 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
         settings?.sharedStackCount ?? (configured ? Int(cov_shared_stacks_default_min()) : 0)
       fiber = cov_fiber_create_shared(group, minimum, coroutineEntry, argument)
     } else {
-      fiber = cov_fiber_create(stackRequest.dedicatedSize, coroutineEntry, argument)
+      fiber = cov_fiber_create(request.dedicatedSize, coroutineEntry, argument)
     }
-    if fiber == nil { failToStart(errorNumber: errno) }
+    guard let fiber else {
+      failToStart(request, errorNumber: errno)
+      return nil
+    }
+    precondition(UInt(bitPattern: fiber) & 1 == 0, "fiber records are at least 2-aligned")
+    fiberOrRequest = UInt(bitPattern: fiber)
     return fiber
   }
 
   /// No stack could be had: the coroutine ends without running its body.
   @inline(never)
-  private func failToStart(errorNumber: Int32) {
-    let error = CoroutineStartError(stackSize: stackRequest.dedicatedSize, errorNumber: errorNumber)
+  private func failToStart(_ request: CoroutineStackRequest, errorNumber: Int32) {
+    let error = CoroutineStartError(stackSize: request.dedicatedSize, errorNumber: errorNumber)
     body = nil
     if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
     finish()
@@ -203,8 +226,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's
   /// (`schedulerMode`), else `Coroutine.defaultStackMode`.
-  private func usesSharedStack(_ schedulerMode: CoroutineStackMode?) -> Bool {
-    switch stackRequest.raw {
+  private func usesSharedStack(
+    _ request: CoroutineStackRequest, _ schedulerMode: CoroutineStackMode?
+  ) -> Bool {
+    switch request.raw {
     case CoroutineStackRequest.sharedRaw: return true
     case 0: return (schedulerMode ?? Coroutine.defaultStackMode) == .shared
     default: return false
@@ -306,9 +331,13 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     let generation = try beginWait()
     guard _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) else {
-      return try awaitResolution(of: cell, through: AwaitReaction(self, generation: generation))
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: dispatchTarget == nil)
+      return try awaitResolution(of: cell, through: reaction)
     }
     registration.store(generation, ordering: .relaxed)
+    // Whether telling it resumes it on the spot: on a scheduler other than a dispatch queue
+    // (set here, where the coroutine is in no chain, as its scheduler may change between awaits).
+    resolvesInlineWhenTold = dispatchTarget == nil
     let registered = Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { cell.register($0) }
     if !registered, wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule

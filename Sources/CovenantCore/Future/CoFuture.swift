@@ -25,11 +25,13 @@
 /// state is inside the cell's mutex; values and callbacks move to the completing thread by
 /// design, exactly as with `Promise`.
 public class CoFuture<Value>: @unchecked Sendable {
+  /// The state and observers; the first stored property (see `ResolutionCell.offsetInOwner`).
   @usableFromInline let cell: ResolutionCell
 
   /// A pending future (the base of `CoPromise` and of every derived future).
   @inlinable init() {
     cell = ResolutionCell()
+    cell.assertLocated(in: self)
   }
 
   /// Creates a future that is already complete with `result`.
@@ -39,6 +41,7 @@ public class CoFuture<Value>: @unchecked Sendable {
   /// ```
   @inlinable public init(result: Result<Value, any Error>) {
     cell = ResolutionCell(resolved: result)
+    cell.assertLocated(in: self)
   }
 
   deinit {
@@ -46,10 +49,14 @@ public class CoFuture<Value>: @unchecked Sendable {
     // cancelled (SwiftCoroutine's rule). The last reference is gone, so whoever resolved it
     // has finished, status included. The status is a plain atomic at a fixed offset: no
     // generic metadata is needed to read it here, where the code is unspecialized.
-    if cell.currentStatus == CellStatus.pending, let chain = cell.reject(CoFutureError.canceled),
-      chain != 0
-    {
-      cell.notify(chain, owner: self)
+    //
+    // The observers are told through a stand-in future cancelled for good, not this one: a
+    // resolution being notified on this stack queues them, and this object is gone by then.
+    if cell.currentStatus == CellStatus.pending {
+      let chain = cell.takeChainOfAbandoned()
+      if chain != 0 {
+        ResolutionDrain.notify(chain, owner: abandonedFuture, leavesPromiseGroup: false)
+      }
     }
     cell.destroyPayload(as: Value.self)
   }
@@ -117,6 +124,10 @@ public class CoFuture<Value>: @unchecked Sendable {
     }
   }
 }
+
+/// What the observers of a future deallocated while pending are told, in its place: a future
+/// cancelled once and for all (its cell reads the same as a cancelled future's).
+private let abandonedFuture = CoFuture<Void>(result: .failure(CoFutureError.canceled))
 
 extension CoFuture: Hashable {
   /// Futures are equal only when they are the same object.

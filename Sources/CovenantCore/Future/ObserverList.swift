@@ -12,8 +12,9 @@ struct ObserverList<Value>: @unchecked Sendable {
   @inlinable var isEmpty: Bool { chain == 0 }
 
   /// Tells every observer, in order, that the future resolved (with `result`, which names the
-  /// outcome at the call site; the observers read it from the future).
+  /// outcome at the call site; the observers read it from the future), through the
+  /// `ResolutionDrain` of this stack.
   @inlinable func notify(_ result: Result<Value, any Error>) {
-    future.cell.notify(chain, owner: future)
+    if chain != 0 { ResolutionDrain.notify(chain, owner: future, leavesPromiseGroup: false) }
   }
 }

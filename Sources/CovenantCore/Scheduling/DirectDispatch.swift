@@ -6,17 +6,29 @@ import Dispatch
 /// context and a block for every call).
 ///
 /// On Apple platforms a `DispatchQueue` *is* the `dispatch_queue_t`. On Linux it is a Swift
-/// object that keeps the `dispatch_queue_t` in its first stored property; that layout is checked
-/// once per process, on a queue made for the purpose, by reading the label through
-/// libdispatch. If the check fails (a different corelibs layout), every reaction goes through
-/// `DispatchQueue.async` instead: slower, never wrong.
+/// object (swift-corelibs-libdispatch: `DispatchQueue`, a subclass of `DispatchObject`, which
+/// has no stored property) that keeps the `dispatch_queue_t` in its own first stored property,
+/// `__wrapped`, right after the two-word object header. That layout is checked once per
+/// process without handing libdispatch anything unverified: inside a `sync` on a probe queue,
+/// the word read from the probe object must be, by address, the queue libdispatch reports as
+/// current (`dispatch_get_current_queue`), and the word must lie inside the object's heap
+/// block. If the check fails (a different corelibs layout), or `COVENANT_DIRECT_DISPATCH=0` is
+/// set, every reaction goes through `DispatchQueue.async` instead: slower, never wrong.
 enum DirectDispatch {
   /// Whether the direct path is usable in this process.
   static let isAvailable: Bool = {
-    let label = "dev.covenant.direct-dispatch-probe"
-    let probe = DispatchQueue(label: label)
-    guard let label = cov_dispatch_queue_label(rawQueue(probe)) else { return false }
-    return String(cString: label) == "dev.covenant.direct-dispatch-probe"
+    if cov_direct_dispatch_disabled() != 0 { return false }
+    #if canImport(Darwin)
+      return true
+    #else
+      let probe = DispatchQueue(label: "dev.covenant.direct-dispatch-probe")
+      let object = Unmanaged.passUnretained(probe).toOpaque()
+      guard cov_heap_block_size(object) >= 3 * MemoryLayout<UInt>.stride else { return false }
+      let candidate = rawQueue(probe)
+      var current: UnsafeMutableRawPointer?
+      probe.sync { current = cov_dispatch_current_queue() }
+      return current == candidate  // compared, never dereferenced
+    #endif
   }()
 
   /// The `dispatch_queue_t` of `queue`.
@@ -26,9 +38,10 @@ enum DirectDispatch {
     #if canImport(Darwin)
       return object
     #else
-      // swift-corelibs-libdispatch: `final class DispatchQueue { let __wrapped: dispatch_queue_t }`
-      // right after the two-word object header. Verified by `isAvailable` before any use.
-      return object.load(fromByteOffset: 2 * MemoryLayout<Int>.size, as: UnsafeMutableRawPointer.self)
+      // `__wrapped`, right after the two-word object header: verified by `isAvailable` before
+      // any use (see above).
+      return object.load(
+        fromByteOffset: 2 * MemoryLayout<UInt>.stride, as: UnsafeMutableRawPointer.self)
     #endif
   }
 

@@ -20,7 +20,17 @@ class Reaction: @unchecked Sendable {
   /// it took the chain out of the cell.
   @usableFromInline final let nextInChain = Atomic<UInt>(0)
 
-  @usableFromInline init() {}
+  /// Whether telling this reaction (`observedResolution`) may run code that resolves further
+  /// promises or futures before it returns: a closure observer, a coroutine resumed on the
+  /// spot. A reaction that only hands itself or a coroutine to a dispatch queue does not, so a
+  /// resolution whose only observer it is needs no `ResolutionDrain`. Written before the
+  /// reaction is registered (under the cell's lock), read by the notifier after taking the
+  /// chain.
+  @usableFromInline @exclusivity(unchecked) final var resolvesInlineWhenTold: Bool
+
+  @usableFromInline init(resolvesInlineWhenTold: Bool = true) {
+    self.resolvesInlineWhenTold = resolvesInlineWhenTold
+  }
 
   /// Called once, synchronously on the resolving thread and outside any lock, when the cell
   /// this reaction observes is resolved. `cell` points to that `ResolutionCell` inside `owner`

@@ -13,4 +13,6 @@ enum ThreadSlot {
   @inlinable static var coroutine: Int32 { Int32(COV_TLS_SLOT_COROUTINE) }
   /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
   @inlinable static var turn: Int32 { Int32(COV_TLS_SLOT_TURN) }
+  /// The `ResolutionDrain` running on this stack, if any (kept per stack by the fiber layer).
+  @inlinable static var resolution: Int32 { Int32(COV_TLS_SLOT_RESOLUTION) }
 }

@@ -1,0 +1,164 @@
+import CCoroutineContext
+
+/// Eight bytes of storage whose address never changes while it is borrowed.
+///
+/// `@_rawLayout` makes the type address-only: Swift never loads it into registers or copies it
+/// to a temporary, so a borrow of it (`withUnsafePointer(to:)`) is the storage inside the object
+/// that holds it, the address the C atomics need. The layout does not depend on a generic
+/// parameter, so its metadata is static on every OS version (no runtime layout function).
+@_rawLayout(like: UInt64)
+@usableFromInline
+package struct AtomicStorage: ~Copyable {
+  @inlinable init() {}
+}
+
+/// An atomic value stored inline in its owner (a class's `let` property, a global), on every
+/// platform the same code: C11 atomics (`cov_atomics.h`) on an ``AtomicStorage``.
+///
+/// It replaces `Synchronization.Atomic`, which needs iOS 18, tvOS 18, watchOS 11, visionOS 2 and
+/// macOS 15, with the same operation names. Declare it with `let` (an atomic is never assigned:
+/// it is changed through its operations, each of which borrows it).
+///
+/// ```swift
+/// final class Flag: Sendable {
+///   private let raised = InlineAtomic<Bool>(false)
+///   func raise() -> Bool { !raised.exchange(true, ordering: .acquiringAndReleasing) }
+/// }
+/// ```
+@usableFromInline
+package struct InlineAtomic<Value: InlineAtomicValue>: ~Copyable, @unchecked Sendable {
+  /// The value's bits, in its first 1, 4 or 8 bytes.
+  @usableFromInline let storage: AtomicStorage
+
+  @inlinable
+  package init(_ initialValue: Value) {
+    storage = AtomicStorage()
+    store(initialValue, ordering: .relaxed)
+  }
+
+  /// Runs `body` with the storage's address. Borrowing `self` (an address-only type) yields the
+  /// storage in place; `storage` is the first and only stored property, at offset 0. (The tests
+  /// check that the address is the same on every call and lies inside the owning object.)
+  @inlinable @inline(__always)
+  package func withAddress<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result {
+    withUnsafePointer(to: storage) { body(UnsafeMutableRawPointer(mutating: $0)) }
+  }
+
+  @inlinable
+  package func load(ordering: AtomicLoadOrder) -> Value {
+    withAddress { address in
+      switch MemoryLayout<Value>.size {
+      case 1: unsafeBitCast(cov_atomic_load_8(address, ordering.rawValue), to: Value.self)
+      case 4: unsafeBitCast(cov_atomic_load_32(address, ordering.rawValue), to: Value.self)
+      default: unsafeBitCast(cov_atomic_load_64(address, ordering.rawValue), to: Value.self)
+      }
+    }
+  }
+
+  @inlinable
+  package func store(_ value: Value, ordering: AtomicStoreOrder) {
+    withAddress { address in
+      switch MemoryLayout<Value>.size {
+      case 1: cov_atomic_store_8(address, unsafeBitCast(value, to: UInt8.self), ordering.rawValue)
+      case 4: cov_atomic_store_32(address, unsafeBitCast(value, to: UInt32.self), ordering.rawValue)
+      default:
+        cov_atomic_store_64(address, unsafeBitCast(value, to: UInt64.self), ordering.rawValue)
+      }
+    }
+  }
+
+  /// Stores `value` and returns the value it replaced.
+  @inlinable
+  package func exchange(_ value: Value, ordering: AtomicUpdateOrder) -> Value {
+    readModifyWrite(
+      value, ordering, cov_atomic_exchange_8, cov_atomic_exchange_32, cov_atomic_exchange_64)
+  }
+
+  /// Replaces the value with `desired` if it is `expected` (bit for bit); returns whether it did
+  /// and the value found.
+  @inlinable
+  package func compareExchange(
+    expected: Value, desired: Value, ordering: AtomicUpdateOrder
+  ) -> (exchanged: Bool, original: Value) {
+    compareExchange(
+      expected: expected, desired: desired,
+      successOrdering: ordering, failureOrdering: ordering.failureOrder)
+  }
+
+  /// ``compareExchange(expected:desired:ordering:)`` with the ordering of a failed attempt (a
+  /// load) given separately.
+  @inlinable
+  package func compareExchange(
+    expected: Value, desired: Value,
+    successOrdering: AtomicUpdateOrder, failureOrdering: AtomicLoadOrder
+  ) -> (exchanged: Bool, original: Value) {
+    withAddress { address in
+      let success = successOrdering.rawValue
+      let failure = failureOrdering.rawValue
+      switch MemoryLayout<Value>.size {
+      case 1:
+        let old = unsafeBitCast(expected, to: UInt8.self)
+        let found = cov_atomic_compare_exchange_8(
+          address, old, unsafeBitCast(desired, to: UInt8.self), success, failure)
+        return (found == old, unsafeBitCast(found, to: Value.self))
+      case 4:
+        let old = unsafeBitCast(expected, to: UInt32.self)
+        let found = cov_atomic_compare_exchange_32(
+          address, old, unsafeBitCast(desired, to: UInt32.self), success, failure)
+        return (found == old, unsafeBitCast(found, to: Value.self))
+      default:
+        let old = unsafeBitCast(expected, to: UInt64.self)
+        let found = cov_atomic_compare_exchange_64(
+          address, old, unsafeBitCast(desired, to: UInt64.self), success, failure)
+        return (found == old, unsafeBitCast(found, to: Value.self))
+      }
+    }
+  }
+
+  /// Runs the C read-modify-write operation of `Value`'s width (`op8`, `op32` or `op64`: one of
+  /// `cov_atomic_exchange_*`, `cov_atomic_fetch_add_*`, …) with `operand`'s bits; returns the
+  /// value it replaced. The width is a constant once specialized, so only one call remains.
+  @inlinable @inline(__always)
+  func readModifyWrite(
+    _ operand: Value, _ ordering: AtomicUpdateOrder,
+    _ op8: (UnsafeMutableRawPointer?, UInt8, Int32) -> UInt8,
+    _ op32: (UnsafeMutableRawPointer?, UInt32, Int32) -> UInt32,
+    _ op64: (UnsafeMutableRawPointer?, UInt64, Int32) -> UInt64
+  ) -> Value {
+    withAddress { address in
+      switch MemoryLayout<Value>.size {
+      case 1:
+        unsafeBitCast(
+          op8(address, unsafeBitCast(operand, to: UInt8.self), ordering.rawValue), to: Value.self)
+      case 4:
+        unsafeBitCast(
+          op32(address, unsafeBitCast(operand, to: UInt32.self), ordering.rawValue), to: Value.self)
+      default:
+        unsafeBitCast(
+          op64(address, unsafeBitCast(operand, to: UInt64.self), ordering.rawValue), to: Value.self)
+      }
+    }
+  }
+}
+
+extension InlineAtomic where Value: FixedWidthInteger {
+  /// Adds `operand` with wrapping arithmetic; returns the values before and after.
+  @inlinable @discardableResult
+  package func wrappingAdd(
+    _ operand: Value, ordering: AtomicUpdateOrder
+  ) -> (oldValue: Value, newValue: Value) {
+    let old = readModifyWrite(
+      operand, ordering, cov_atomic_fetch_add_8, cov_atomic_fetch_add_32, cov_atomic_fetch_add_64)
+    return (old, old &+ operand)
+  }
+
+  /// ORs `operand` in; returns the values before and after.
+  @inlinable @discardableResult
+  package func bitwiseOr(
+    _ operand: Value, ordering: AtomicUpdateOrder
+  ) -> (oldValue: Value, newValue: Value) {
+    let old = readModifyWrite(
+      operand, ordering, cov_atomic_fetch_or_8, cov_atomic_fetch_or_32, cov_atomic_fetch_or_64)
+    return (old, old | operand)
+  }
+}

@@ -1,0 +1,272 @@
+import CCoroutineContext
+import Dispatch
+import Synchronization
+
+/// The promise core's trampoline: resolving a promise or future uses the same stack space
+/// however many promises adopt or forward its outcome (Architecture.md, "Resolution at any
+/// depth").
+///
+/// A resolution hands the observer chain it took from its cell to `notify`. When no resolution
+/// is being told on this stack, that call becomes the *drain*: it tells the chain's reactions
+/// one after the other, and the resolutions those reactions make in turn — a promise that
+/// adopted the one just resolved, a `map` or `flatMap` future of it, a converted
+/// `Promise`/`CoFuture` — do not recurse. Each of those resolves its cell at once (its value is
+/// readable, late observers run at once) and tells the reactions of its chain that only
+/// dispatch (so `then` blocks keep their registration order), but queues the others here; the
+/// loop tells them right after the reaction that resolved them returns, before the next
+/// reaction of the chain being told. That is the order a recursive notification had, except
+/// that nested synchronous observers run after the observer that completed their future
+/// returns, not inside its call. (SwiftNIO's `CallbackList` runs `flatMap` chains from one loop
+/// for the same reason.)
+///
+/// The drain lives in the frame of the outermost resolving call; further resolutions find it
+/// through the thread-local slot `ThreadSlot.resolution`. That slot belongs to a stack, not a
+/// thread: the fiber layer gives a coroutine's resumer its own value back whenever the
+/// coroutine suspends or ends, so a coroutine that suspends inside an observer never leaves
+/// its drain installed on the thread it leaves. It finishes that drain when it continues.
+///
+/// The queue is a stack of chains being told (the top one next), in a few words of the drain's
+/// frame, moved to the heap only when more chains are queued at once than fit there: a
+/// cascade through a chain of adopting promises keeps one or two queued, at any depth.
+@usableFromInline
+struct ResolutionDrain {
+  /// Queued chains, `count` of them, the next to tell last.
+  var entries: UnsafeMutablePointer<QueuedChain>
+  var capacity: Int
+  var count: Int
+  /// Whether `entries` was allocated on the heap (when the frame's part filled up).
+  var entriesOnHeap = false
+  /// Whether the drain counts in `DispatchGroup.promises` (from its first queued chain to its
+  /// end): a resolved promise leaves the group once its own observers have been told, and the
+  /// work they queued must keep `waitForPromises` waiting as the recursion used to.
+  var holdsPromiseGroup = false
+
+  /// Entries in the outermost resolving call's frame; more go to the heap.
+  static let capacityInFrame = 8
+
+  /// Tells the reactions of `head` — a non-empty chain just taken from the resolved cell of
+  /// `owner`, a `Promise` or `CoFuture` kept alive by the caller — that the cell is resolved,
+  /// in registration order: now, or, when a resolution is being notified on this stack, after
+  /// the reaction being told returns. A `Promise` passes `leavesPromiseGroup`: it leaves
+  /// `DispatchGroup.promises` once its reactions have been told.
+  ///
+  /// A chain of one reaction that only dispatches itself (a `then` step, a coroutine awaiting
+  /// on a dispatch queue: the common case) is told at once, without a drain: telling it
+  /// resolves nothing on this stack, and dispatching it now or after the current reaction
+  /// returns comes to the same order.
+  ///
+  /// Never inlined: its first look at the thread-local slot happens before anything in this
+  /// function can suspend a coroutine, so it may use the inlined slot access (after a
+  /// suspension only the out-of-line one is valid: see `ThreadSlot`).
+  @usableFromInline @inline(never)
+  static func notify(_ head: UInt, owner: AnyObject, leavesPromiseGroup: Bool) {
+    let owner = Unmanaged.passUnretained(owner)
+    let first = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: head)!)
+    let isLoneDispatch = first._withUnsafeGuaranteedRef {
+      !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == 0
+    }
+    if isLoneDispatch {
+      first.takeRetainedValue().observedResolution(
+        of: owner, cell: ResolutionCell.address(in: owner))
+    } else if let drain = cov_tls_get(ThreadSlot.resolution) {
+      let rest = tellDispatches(head, owner: owner)
+      if rest != 0 {
+        var word = UInt(bitPattern: owner.toOpaque())
+        assert(word & QueuedChain.flagMask == 0, "an object's address has free low bits")
+        word |= QueuedChain.ownerRetained
+        if leavesPromiseGroup { word |= QueuedChain.leavesPromiseGroup }
+        _ = owner.retain()  // released once its chain has been told
+        queue(QueuedChain(owner: word, next: rest), in: drain)
+        return
+      }
+    } else {
+      tellAsDrain(head, owner: owner)
+    }
+    if leavesPromiseGroup { DispatchGroup.promises.leave() }
+  }
+
+  /// Inside a drain: tells the reactions of the chain that only dispatch, at once, and returns
+  /// the others, still linked in their order (0 if none), to be queued. So the blocks chained
+  /// with `then` and friends are dispatched in registration order, before any block chained
+  /// after the resolution, exactly as when nothing is queued.
+  private static func tellDispatches(_ head: UInt, owner: Unmanaged<AnyObject>) -> UInt {
+    var next = head
+    var rest: UInt = 0
+    var restTail: Unmanaged<Reaction>?
+    while next != 0 {
+      let bits = next
+      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+      // Read before telling it: a told reaction may at once be linked into another chain.
+      next = reaction._withUnsafeGuaranteedRef { $0.nextInChain.load(ordering: .relaxed) }
+      if reaction._withUnsafeGuaranteedRef({ $0.resolvesInlineWhenTold }) {
+        reaction._withUnsafeGuaranteedRef { $0.nextInChain.store(0, ordering: .relaxed) }
+        if let restTail {
+          restTail._withUnsafeGuaranteedRef { $0.nextInChain.store(bits, ordering: .relaxed) }
+        } else {
+          rest = bits
+        }
+        restTail = reaction
+      } else {
+        reaction.takeRetainedValue().observedResolution(
+          of: owner, cell: ResolutionCell.address(in: owner))
+      }
+    }
+    return rest
+  }
+
+  /// The outermost resolution on this stack: tells its chain right here, each reaction
+  /// followed by what it queued, with a drain installed for the resolutions they make.
+  @inline(never)
+  private static func tellAsDrain(_ head: UInt, owner: Unmanaged<AnyObject>) {
+    withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
+      var drain = ResolutionDrain(entries: frame.baseAddress!, capacity: capacityInFrame, count: 0)
+      withUnsafeMutablePointer(to: &drain) { drain in
+        cov_tls_set(ThreadSlot.resolution, drain)
+        let cell = ResolutionCell.address(in: owner)
+        var next = head
+        repeat {
+          do {
+            let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
+              .takeRetainedValue()
+            // Read before telling it: a told reaction may at once be linked into another chain.
+            next = reaction.nextInChain.load(ordering: .relaxed)
+            reaction.observedResolution(of: owner, cell: cell)
+          }
+          if drain.pointee.count != 0 {
+            reverseQueued(drain, from: 0)
+            tellQueued(drain)
+          }
+        } while next != 0
+        // Out of line: a coroutine that suspended in an observer may be on another thread now.
+        cov_tls_store(ThreadSlot.resolution, nil)
+        if drain.pointee.holdsPromiseGroup || drain.pointee.entriesOnHeap { end(drain) }
+      }
+    }
+  }
+
+  /// Releases the reactions of `head`, the chain of a cell deallocated while pending, which
+  /// nobody will notify. Releasing a reaction can deallocate further pending promises (the
+  /// ones it would have resolved): their chains are queued too, so a long unresolved chain is
+  /// released by one loop, not by nested deinitializers.
+  static func release(_ head: UInt) {
+    if let drain = cov_tls_load(ThreadSlot.resolution) {
+      queue(QueuedChain(owner: 0, next: head), in: drain)
+      return
+    }
+    withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
+      var drain = ResolutionDrain(entries: frame.baseAddress!, capacity: capacityInFrame, count: 1)
+      drain.entries.initialize(to: QueuedChain(owner: 0, next: head))
+      withUnsafeMutablePointer(to: &drain) { drain in
+        cov_tls_store(ThreadSlot.resolution, drain)
+        tellQueued(drain)
+        cov_tls_store(ThreadSlot.resolution, nil)
+        end(drain)
+      }
+    }
+  }
+
+  /// Gives back what the drain took on the way: its unit of the promise group, its heap room.
+  private static func end(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
+    if drain.pointee.holdsPromiseGroup { DispatchGroup.promises.leave() }
+    if drain.pointee.entriesOnHeap { drain.pointee.entries.deallocate() }
+  }
+
+  /// The loop: tells the next reaction of the top chain; what that reaction queued is told
+  /// next, first queued first.
+  ///
+  /// Everything goes through `drain` (never an `inout` copy): the reactions queue further
+  /// chains through the same pointer, found in the thread-local slot.
+  private static func tellQueued(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
+    while drain.pointee.count > 0 {
+      let top = drain.pointee.count - 1
+      let chain = drain.pointee.entries[top]
+      let next: UInt
+      let mark: Int
+      do {
+        let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: chain.next)!)
+          .takeRetainedValue()
+        // Read before telling it: a told reaction may at once be linked into another chain.
+        next = reaction.nextInChain.load(ordering: .relaxed)
+        if next != 0 { drain.pointee.entries[top].next = next } else { drain.pointee.count = top }
+        mark = drain.pointee.count
+        if let owner = chain.ownerObject {
+          reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+        }
+        // `reaction` is released here (for a chain only to release: deinitialized, which may
+        // deallocate pending promises and queue their chains).
+      }
+      reverseQueued(drain, from: mark)
+      if next == 0 { chain.finish() }
+    }
+  }
+
+  /// Puts the chains queued since `mark` in the order they were queued (the first on top).
+  private static func reverseQueued(_ drain: UnsafeMutablePointer<ResolutionDrain>, from mark: Int)
+  {
+    var low = mark
+    var high = drain.pointee.count - 1
+    while low < high {
+      drain.pointee.entries.swapAt(low, high)
+      low += 1
+      high -= 1
+    }
+  }
+
+  /// Queues `chain` in the drain `raw` (the value of the thread-local slot).
+  private static func queue(_ chain: QueuedChain, in raw: UnsafeMutableRawPointer) {
+    let drain = raw.assumingMemoryBound(to: ResolutionDrain.self)
+    if !drain.pointee.holdsPromiseGroup {
+      DispatchGroup.promises.enter()
+      drain.pointee.holdsPromiseGroup = true
+    }
+    if drain.pointee.count == drain.pointee.capacity { grow(drain) }
+    (drain.pointee.entries + drain.pointee.count).initialize(to: chain)
+    drain.pointee.count += 1
+  }
+
+  /// Doubles the room for queued chains, on the heap.
+  private static func grow(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
+    let capacity = drain.pointee.capacity * 2
+    let entries = UnsafeMutablePointer<QueuedChain>.allocate(capacity: capacity)
+    entries.moveInitialize(from: drain.pointee.entries, count: drain.pointee.count)
+    if drain.pointee.entriesOnHeap { drain.pointee.entries.deallocate() }
+    drain.pointee.entries = entries
+    drain.pointee.capacity = capacity
+    drain.pointee.entriesOnHeap = true
+  }
+}
+
+extension UnsafeMutablePointer where Pointee == QueuedChain {
+  fileprivate func swapAt(_ i: Int, _ j: Int) {
+    let saved = self[i]
+    self[i] = self[j]
+    self[j] = saved
+  }
+}
+
+/// A chain of reactions queued in a `ResolutionDrain`: the rest of a resolved cell's observer
+/// chain, with the cell's owner.
+struct QueuedChain {
+  /// The owner's address with the flags below in its low bits (an object's address is at least
+  /// word-aligned); 0 for a chain only to release.
+  var owner: UInt
+  /// The next reaction to tell: the bits of a retained reference, linked through `nextInChain`.
+  var next: UInt
+
+  static let ownerRetained: UInt = 1
+  static let leavesPromiseGroup: UInt = 2
+  static let flagMask: UInt = 3
+
+  var ownerObject: Unmanaged<AnyObject>? {
+    let bits = owner & ~Self.flagMask
+    guard bits != 0 else { return nil }
+    return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+  }
+
+  /// After its last reaction was told: the owner leaves the promise group if it is a promise,
+  /// and is released if the drain retained it.
+  func finish() {
+    if owner & Self.leavesPromiseGroup != 0 { DispatchGroup.promises.leave() }
+    if owner & Self.ownerRetained != 0 { ownerObject?.release() }
+  }
+}
