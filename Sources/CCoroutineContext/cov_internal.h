@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -52,6 +53,17 @@ int cov_fiber_guard_hit(uintptr_t address, size_t *stack_size)
 // redzones of live frames) as poisoned, without checking them: for snapshots of frames.
 void cov_copy_stack_bytes(void *destination, const void *source, size_t size)
     __attribute__((visibility("hidden")));
+
+// sysconf(name), read once into *cache (`fallback` where it fails).
+static inline size_t cov_cached_sysconf(_Atomic size_t *cache, int name, size_t fallback) {
+  size_t value = atomic_load_explicit(cache, memory_order_relaxed);
+  if (__builtin_expect(value == 0, 0)) {
+    long read = sysconf(name);
+    value = read > 0 ? (size_t)read : fallback;
+    atomic_store_explicit(cache, value, memory_order_relaxed);
+  }
+  return value;
+}
 
 // Prints "Covenant: <message>" and aborts (write(2) only).
 __attribute__((noreturn, cold, visibility("hidden"))) void cov_fatal(const char *message);

@@ -158,13 +158,7 @@ static COV_TLS struct {
 
 static size_t processor_count(void) {
   static _Atomic size_t cached;
-  size_t count = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (count == 0) {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    count = online > 0 ? (size_t)online : 1;
-    atomic_store_explicit(&cached, count, memory_order_relaxed);
-  }
-  return count;
+  return cov_cached_sysconf(&cached, _SC_NPROCESSORS_ONLN, 1);
 }
 
 static size_t max_stacks(const cov_stack_group_t *group) {

@@ -81,13 +81,7 @@ static _Atomic size_t pool_capacity = COV_DEFAULT_POOL_CAPACITY;
 
 static size_t page_size(void) {
   static _Atomic size_t cached;
-  size_t size = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (size == 0) {
-    long value = sysconf(_SC_PAGESIZE);
-    size = value > 0 ? (size_t)value : 4096;
-    atomic_store_explicit(&cached, size, memory_order_relaxed);
-  }
-  return size;
+  return cov_cached_sysconf(&cached, _SC_PAGESIZE, 4096);
 }
 
 static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }

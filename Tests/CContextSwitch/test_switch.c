@@ -681,6 +681,15 @@ static cov_fiber_t *make_shared(const void *key, shared_job_t *job, int id, int 
   return job->fiber;
 }
 
+// Lazy eviction and groups keeping `minimum` stacks for what follows; returns the eviction
+// setting to restore.
+static int lazy_groups(size_t minimum) {
+  group_minimum = minimum;
+  int eager = cov_shared_stacks_eager_eviction();
+  cov_shared_stacks_set_eager_eviction(0);
+  return eager;
+}
+
 static int copied_out(cov_fiber_t *fiber) {
   cov_fiber_frames_t frames;
   return cov_fiber_frames(fiber, &frames) && frames.copied_out;
@@ -689,9 +698,7 @@ static int copied_out(cov_fiber_t *fiber) {
 static void test_shared_copy(void) {
   section("shared stacks: two fibers on one stack, copied out and back at the same addresses");
   static int key;
-  group_minimum = 1;  // stacks the group of `key` keeps at least
-  int eager = cov_shared_stacks_eager_eviction();
-  cov_shared_stacks_set_eager_eviction(0);
+  int eager = lazy_groups(1);
   static const int depths[] = {0, 256, 1024, 4096, 16384};
   for (size_t d = 0; d < sizeof depths / sizeof depths[0]; d++) {
     shared_job_t a, b;
@@ -721,9 +728,7 @@ static void test_shared_copy(void) {
 static void test_shared_lazy(void) {
   section("shared stacks: copy only when needed (two stacks, two fibers: never)");
   static int key;
-  group_minimum = 2;  // stacks the group of `key` keeps at least
-  int eager = cov_shared_stacks_eager_eviction();
-  cov_shared_stacks_set_eager_eviction(0);
+  int eager = lazy_groups(2);
   shared_job_t a, b;
   make_shared(&key, &a, 3, 512, 100);
   make_shared(&key, &b, 4, 512, 100);
@@ -780,9 +785,7 @@ static int walk_copied_chain(cov_fiber_t *fiber, int *frames_out) {
 static void test_shared_frames_accessor(void) {
   section("saved frames accessor: in place and copied out, frame chain walkable in the copy");
   static int key;
-  group_minimum = 1;  // stacks the group of `key` keeps at least
-  int eager = cov_shared_stacks_eager_eviction();
-  cov_shared_stacks_set_eager_eviction(0);
+  int eager = lazy_groups(1);
   shared_job_t a, b;
   make_shared(&key, &a, 6, 1024, 2);
   make_shared(&key, &b, 7, 0, 2);
@@ -998,10 +1001,8 @@ static void test_shared_scale(void) {
 #endif
   printf("-- shared stacks: %d fibers suspended at once, few mappings on any kernel\n", count);
   static int key;
-  int eager = cov_shared_stacks_eager_eviction();
-  cov_shared_stacks_set_eager_eviction(0);
+  int eager = lazy_groups(0);  // (0: the default)
   shared_job_t *jobs = calloc((size_t)count, sizeof *jobs);
-  group_minimum = 0;  // the default
   int before = count_mappings();
   int failures = 0;
   for (int i = 0; i < count; i++) {

@@ -133,26 +133,10 @@ final class SharedStackTests: XCTestCase {
   }
 
   func testExclusiveAccessHeldAcrossAnEvictionAndAThreadChange() {
-    // An inout access to a class property held across a suspension during which the coroutine's
-    // frames are copied out (one stack for all) and after which it resumes on another thread.
-    final class Account: @unchecked Sendable { var total = 0 }
-    let accounts = (0..<20).map { _ in Account() }
-    @Sendable func addAwaited(_ total: inout Int, _ promise: Promise<Int>) throws {
-      total += try promise.await()
-    }
-    let queue = oneStackQueue("shared.exclusivity", concurrent: true)
-    let done = expectation(description: "done")
-    done.expectedFulfillmentCount = accounts.count
-    for account in accounts {
-      queue.startCoroutine {
-        let promise = Promise<Int>()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.005) { promise.fulfill(5) }
-        try addAwaited(&account.total, promise)
-        done.fulfill()
-      }
-    }
-    wait(for: [done], timeout: 10)
-    XCTAssertEqual(accounts.map(\.total), Array(repeating: 5, count: accounts.count))
+    // The inout accesses of CoroutineExclusivityTests, with the coroutines' frames copied out
+    // while they wait (one stack for all) and resumed on other threads.
+    assertInoutAccessesHeldAcrossSuspensions(
+      on: oneStackQueue("shared.exclusivity", concurrent: true))
   }
 
   func testSchedulersBeyondTheGroupTableStillGetStacksOfTheirOwn() throws {

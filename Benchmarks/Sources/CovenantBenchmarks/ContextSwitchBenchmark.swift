@@ -13,7 +13,8 @@ func benchmarksDirectory() -> URL {
     .deletingLastPathComponent()  // Benchmarks/
   let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
   for candidate in [fromSource, cwd.appendingPathComponent("Benchmarks"), cwd]
-  where FileManager.default.fileExists(atPath: candidate.appendingPathComponent("Package.swift").path)
+  where FileManager.default.fileExists(
+    atPath: candidate.appendingPathComponent("Package.swift").path)
     && FileManager.default.fileExists(
       atPath: candidate.appendingPathComponent("Sources/CovenantBenchmarks").path)
   {

@@ -120,8 +120,11 @@ func benchC3(_ effort: Effort) {
     pass: result.ratio <= 0.1)
 }
 
-/// Runs the channel ping-pong; returns ns per element.
-func channelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
+/// Runs the channel ping-pong; returns ns per element. `paddingFrames` puts that many 128-byte
+/// frames below each coroutine's loop (C6's Swift workload: with its queue's
+/// `coroutineSharedStackCount` at 1, both coroutines share one stack and every element copies
+/// one out and the other in; at 2, nothing is copied).
+func channelPingPong(rounds: Int, on queue: DispatchQueue, paddingFrames: Int = 0) -> Double {
   let ping = CoChannel<Int>(bufferType: .buffered(capacity: 1))
   let pong = CoChannel<Int>(bufferType: .buffered(capacity: 1))
   let done = DispatchGroup()
@@ -129,36 +132,7 @@ func channelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
   done.enter()
   queue.startCoroutine {
     defer { done.leave() }
-    for i in 0..<rounds {
-      try ping.awaitSend(i)
-      _ = try pong.awaitReceive()
-    }
-  }
-  done.enter()
-  queue.startCoroutine {
-    defer { done.leave() }
-    for _ in 0..<rounds {
-      let value = try ping.awaitReceive()
-      try pong.awaitSend(value)
-    }
-  }
-  done.wait()
-  return Double(nowNanos() - start) / Double(2 * rounds)
-}
-
-/// C6's Swift workload: `channelPingPong`, with about 1 KiB more of each coroutine's frames
-/// (eight 128-byte frames) below its loop, on `queue`. With `queue.coroutineSharedStackCount`
-/// at 1 both coroutines share one stack, so every element copies one out and the other in;
-/// with 2, nothing is copied. ns per element.
-func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
-  let ping = CoChannel<Int>(bufferType: .buffered(capacity: 1))
-  let pong = CoChannel<Int>(bufferType: .buffered(capacity: 1))
-  let done = DispatchGroup()
-  let start = nowNanos()
-  done.enter()
-  queue.startCoroutine {
-    defer { done.leave() }
-    try belowPaddingFrames(8) {
+    try belowPaddingFrames(paddingFrames) {
       for i in 0..<rounds {
         try ping.awaitSend(i)
         _ = try pong.awaitReceive()
@@ -168,7 +142,7 @@ func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
   done.enter()
   queue.startCoroutine {
     defer { done.leave() }
-    try belowPaddingFrames(8) {
+    try belowPaddingFrames(paddingFrames) {
       for _ in 0..<rounds {
         let value = try ping.awaitReceive()
         try pong.awaitSend(value)
@@ -180,12 +154,14 @@ func paddedChannelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
 }
 
 /// Runs `body` below `levels` frames of 128 bytes of locals each (a fixed-size tuple, which
-/// stays on the stack; a temporary allocation of that size may come from the heap).
+/// stays on the stack; a temporary allocation of that size may come from the heap). C6's Swift
+/// workload pads each ping-pong coroutine with eight (about 1 KiB).
 @inline(never)
 func belowPaddingFrames(_ levels: Int, _ body: () throws -> Void) throws {
+  if levels == 0 { return try body() }
   var frame = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
   withUnsafeMutablePointer(to: &frame) { blackHole($0) }
-  if levels == 0 { try body() } else { try belowPaddingFrames(levels - 1, body) }
+  try belowPaddingFrames(levels - 1, body)
   blackHole(frame.0)
 }
 

@@ -170,7 +170,9 @@ private func mib(_ bytes: Int) -> String { String(format: "%.1fMiB", Double(byte
 /// with the kernel's guard path and once (`'`) with the mprotect path forced.
 func benchPeakMemory(_ id: String) {
   let shape = memoryShapes[id]!
-  for (line, environment) in [(id, [String: String]()), (id + "'", ["COVENANT_STACK_GUARDS": "mprotect"])] {
+  for (line, environment) in [
+    (id, [String: String]()), (id + "'", ["COVENANT_STACK_GUARDS": "mprotect"]),
+  ] {
     guard let fields = runMemoryChild(id, line: line, environment: environment) else { continue }
     let base = Int(fields["base"] ?? "") ?? 0
     let peak = Int(fields["peak"] ?? "") ?? 0
@@ -209,8 +211,10 @@ func benchM2() {
     "completed=\(completed)/\(shape.count)",
   ]
   if let dedicated {
-    extra.append(String(format: "dedicated-stacks=%.0fB", perCoroutine(dedicated, "start", "suspendedRSS")))
-    extra.append(String(format: "dedicated-heap=%.0fB", perCoroutine(dedicated, "heapStart", "heapSuspended")))
+    extra.append(
+      String(format: "dedicated-stacks=%.0fB", perCoroutine(dedicated, "start", "suspendedRSS")))
+    extra.append(
+      String(format: "dedicated-heap=%.0fB", perCoroutine(dedicated, "heapStart", "heapSuspended")))
   }
   report(
     "M2", covenant: String(format: "%.0fB", bytes), baselineName: "budget",

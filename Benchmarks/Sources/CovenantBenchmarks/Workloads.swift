@@ -175,8 +175,8 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       baselineName: "Task.value"),
     Workload(
       id: "C6",
-      covenant: { _ = paddedChannelPingPong(rounds: max(1, $0 / 2), on: oneStack) },
-      baseline: { _ = paddedChannelPingPong(rounds: max(1, $0 / 2), on: twoStacks) },
+      covenant: { _ = channelPingPong(rounds: max(1, $0 / 2), on: oneStack, paddingFrames: 8) },
+      baseline: { _ = channelPingPong(rounds: max(1, $0 / 2), on: twoStacks, paddingFrames: 8) },
       baselineName: "same on two stacks"),
   ]
 }

@@ -131,7 +131,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     return current
   }
 
-
   // MARK: Starting and running (scheduler side)
 
   /// Schedules the first slice on the coroutine's scheduler.

@@ -20,7 +20,8 @@ extension CoroutineScheduler {
   /// `startCoroutine(in:stackMode:_:)` the stack mode. By default the coroutine runs on one of
   /// the scheduler's shared stacks (see ``CoroutineStackMode``).
   @preconcurrency
-  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void) {
+  public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void)
+  {
     startCoroutine(in: scope, stack: .automatic, task)
   }
 
@@ -54,7 +55,8 @@ extension CoroutineScheduler {
   ) {
     let coroutine =
       Self.self == DispatchQueue.self
-      ? CoroutineContext(queue: _identityCast(self, to: DispatchQueue.self), stack: stack, body: task)
+      ? CoroutineContext(
+        queue: _identityCast(self, to: DispatchQueue.self), stack: stack, body: task)
       : CoroutineContext(scheduler: self, stack: stack, body: task)
     scope?.add(coroutine)
     coroutine.start()

@@ -28,9 +28,11 @@ enum ChildProcess {
       process.standardError = stderr
       process.standardOutput = FileHandle.nullDevice
       try process.run()
-      let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let output = String(
+        decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       process.waitUntilExit()
-      return Outcome(reason: process.terminationReason, status: process.terminationStatus, stderr: output)
+      return Outcome(
+        reason: process.terminationReason, status: process.terminationStatus, stderr: output)
     #else
       throw XCTSkip("child-process tests run on Linux")
     #endif
