@@ -144,18 +144,26 @@ static void fiber_main(cov_transfer_t transfer) {
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
+  // Nothing of the record is touched after the hand-over: once the resumer runs again it may
+  // destroy the fiber and another thread reuse the record.
+  cov_fcontext_t resumer = fiber->resumer;
 #if defined(COV_TSAN)
-  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+  void *tsan_resumer = fiber->tsan_resumer;
+#endif
+#if defined(COV_ASAN)
+  const void *resumer_bottom = fiber->resumer_bottom;
+  size_t resumer_size = fiber->resumer_size;
 #endif
   COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_ASAN)
-  __sanitizer_start_switch_fiber(NULL, fiber->resumer_bottom, fiber->resumer_size);
+  __sanitizer_start_switch_fiber(NULL, resumer_bottom, resumer_size);
 #endif
 #if defined(COV_TSAN)
   __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
-  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, (void *)(intptr_t)COV_FIBER_RAN);
-  __builtin_trap();  // a finished fiber is never resumed
+  cov_fcontext_t abandoned;  // the context of a finished fiber is never resumed
+  cov_fiber_switch_hidden(&abandoned, resumer, (void *)(intptr_t)COV_FIBER_RAN);
+  __builtin_trap();
 }
 
 // MARK: - API
@@ -311,8 +319,9 @@ void cov_fiber_suspend(void) {
   cov_tls_slots[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
+  cov_fcontext_t resumer = fiber->resumer;  // read before the hand-over, as the rest
 #if defined(COV_TSAN)
-  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+  void *tsan_resumer = fiber->tsan_resumer;
 #endif
   COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_TSAN)
@@ -320,12 +329,12 @@ void cov_fiber_suspend(void) {
 #endif
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(&fiber->fake_stack, fiber->resumer_bottom, fiber->resumer_size);
-  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, (void *)(intptr_t)COV_FIBER_RAN);
+  cov_fiber_switch_hidden(&fiber->context, resumer, (void *)(intptr_t)COV_FIBER_RAN);
   // Resumed, maybe on another thread: no thread-local state is reused from above.
   __sanitizer_finish_switch_fiber(fiber->fake_stack, &fiber->resumer_bottom,
                                   &fiber->resumer_size);
 #else
-  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, (void *)(intptr_t)COV_FIBER_RAN);
+  cov_fiber_switch_hidden(&fiber->context, resumer, (void *)(intptr_t)COV_FIBER_RAN);
 #endif
 }
 
