@@ -7,6 +7,10 @@
 // marker that does not split the mapping, so default-size stacks are carved out of slabs: one
 // mapping of SLAB_SLOTS [guard | stack] slots (and adjacent slabs usually merge into one VMA).
 // Elsewhere (older kernels, macOS) every stack is its own mapping with a PROT_NONE guard.
+// COVENANT_STACK_GUARDS=mprotect in the environment forces that layout on any kernel (to test
+// what older kernels do). Either way the allocator counts the mappings it holds and refuses
+// (EAGAIN, a CoroutineStartError in Swift) to go beyond vm.max_map_count less a reserve for the
+// rest of the process, rather than let malloc fail later (Architecture.md, "Stacks").
 //
 // Life cycle of a default-size stack: allocate -> (pool <-> in use)* -> returned to the system.
 // Pooled stacks keep their pages (a warm reuse). Slab stacks returned to the system are batched

@@ -16,10 +16,17 @@ public struct CoroutineStartError: Error, CustomStringConvertible, Sendable {
   public let stackSize: Int
   /// The `errno` of the failure (`EAGAIN`: the mapping budget is used up).
   let errorNumber: Int32
+  /// The stack mappings Covenant held and the limit it read, at the failure (`EAGAIN` only):
+  /// read again later, they would describe another moment.
+  let mappingsInUse: Int
+  let mappingLimit: Int
 
   init(stackSize: Int, errorNumber: Int32 = 0) {
     self.stackSize = stackSize
     self.errorNumber = errorNumber
+    let budgetExhausted = errorNumber == EAGAIN
+    mappingsInUse = budgetExhausted ? Int(cov_stack_mappings_in_use()) : 0
+    mappingLimit = budgetExhausted ? Int(cov_stack_max_map_count()) : 0
   }
 
   /// Describes the failure.
@@ -28,8 +35,8 @@ public struct CoroutineStartError: Error, CustomStringConvertible, Sendable {
     let head = "Covenant: could not allocate a coroutine stack of \(size) bytes"
     guard errorNumber == EAGAIN else { return head }
     return head
-      + ": the process holds \(cov_stack_mappings_in_use()) stack mappings, the most it may "
-      + "with vm.max_map_count = \(cov_stack_max_map_count()) and a reserve left for the rest "
+      + ": the process holds \(mappingsInUse) stack mappings, the most it may "
+      + "with vm.max_map_count = \(mappingLimit) and a reserve left for the rest "
       + "of the process; use shared stacks (`stackMode: .shared`, the default) or raise "
       + "vm.max_map_count"
   }
