@@ -129,15 +129,22 @@ static __attribute__((noinline)) void **fresh_tls_slots(void) {
 
 // MARK: - Entry
 
+static __attribute__((noinline, noreturn)) void leave_finished_fiber(cov_fiber_t *fiber);
+
 static void fiber_main(cov_transfer_t transfer) {
   cov_fiber_t *fiber = transfer.data;  // fiber->resumer was stored by the switch
 #if defined(COV_ASAN)
   __sanitizer_finish_switch_fiber(NULL, &fiber->resumer_bottom, &fiber->resumer_size);
 #endif
-
   fiber->entry(fiber->argument);
+  // The entry returned (possibly on another thread than the one we started on). A function of
+  // its own: this frame, below every frame of the fiber, then holds only `fiber` (a suspended
+  // shared-stack fiber's copy includes it).
+  leave_finished_fiber(fiber);
+}
 
-  // The entry returned (possibly on another thread than the one we started on): leave for good.
+// Leaves a fiber whose entry returned, for good.
+static void leave_finished_fiber(cov_fiber_t *fiber) {
   thread_state_t *state = fresh_thread_state();
   state->current = fiber->previous;
   fresh_tls_slots()[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;

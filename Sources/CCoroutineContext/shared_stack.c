@@ -431,7 +431,9 @@ static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
   size_t capacity = occupant->shared.saved_capacity;
   if (used > capacity || (capacity > 4096 && capacity / 4 > used)) {
     free(occupant->shared.saved);
-    capacity = (used + 15) & ~(size_t)15;
+    // Exactly what is used (a multiple of 8: stack pointers are 8-aligned at a switch): malloc
+    // adds an 8-byte header and rounds its chunks to 16, so 16k + 8 bytes fill one exactly.
+    capacity = (used + 7) & ~(size_t)7;
     occupant->shared.saved = malloc(capacity);
     if (!occupant->shared.saved)
       cov_fatal("out of memory for the copy of a suspended coroutine's stack");

@@ -33,8 +33,11 @@ func benchC2(_ effort: Effort) {
     baseline: "150ns", ratio: result.covenant / 150, target: "≤ 1.00", pass: absolutePass)
 }
 
-/// Runs the CoPromise ping-pong; returns ns per hand-off.
-func coPromisePingPong(rounds: Int, on queue: DispatchQueue) -> Double {
+/// Runs the CoPromise ping-pong; returns ns per hand-off. With a `timeout`, every await is an
+/// `await(timeout:)` whose timer never fires (T1).
+func coPromisePingPong(
+  rounds: Int, on queue: DispatchQueue, timeout: DispatchTimeInterval? = nil
+) -> Double {
   // Two slots touched only by the two coroutines, which share one serial queue: plain memory,
   // so the harness adds no exclusivity checks or array copy-on-write checks per hand-off.
   let slots = UnsafeMutablePointer<CoPromise<Int>?>.allocate(capacity: 2)
@@ -54,7 +57,7 @@ func coPromisePingPong(rounds: Int, on queue: DispatchQueue) -> Double {
         let mine = CoPromise<Int>()
         slots[me] = mine
         if let theirs = slots[1 - me].take() { theirs.success(round) }
-        _ = try mine.await()
+        if let timeout { _ = try mine.await(timeout: timeout) } else { _ = try mine.await() }
       }
       // The other player's last await is answered by nobody else.
       slots[1 - me].take()?.success(-1)

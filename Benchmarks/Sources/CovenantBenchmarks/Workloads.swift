@@ -164,12 +164,34 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       baseline: { n in runBlocking { _ = await continuationPingPong(rounds: max(1, n / 2)) } },
       baselineName: "CheckedContinuation"),
     Workload(
+      id: "T1",
+      covenant: {
+        _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial, timeout: .seconds(30))
+      },
+      baseline: { _ = coPromisePingPong(rounds: max(1, $0 / 2), on: serial) },
+      baselineName: "C2 without timeout"),
+    Workload(
+      id: "S1", covenant: { s1Covenant($0, queue: serial) }, baseline: { s1Mutex($0) },
+      baselineName: "Mutex.withLock"),
+    Workload(
+      id: "S1A", covenant: { s1Covenant($0, queue: serial) }, baseline: { s1Actor($0) },
+      baselineName: "actor semaphore"),
+    Workload(
+      id: "S2", covenant: { s2Covenant($0, queue: serial) }, baseline: { s2Actor($0) },
+      baselineName: "actor semaphore + Task.yield"),
+    Workload(
       id: "C3", covenant: { _ = channelPingPong(rounds: max(1, $0 / 2), on: serial) },
       baseline: { n in runBlocking { _ = await asyncStreamPingPong(rounds: max(1, n / 2)) } },
       baselineName: "AsyncStream"),
     Workload(
       id: "C4", covenant: { c4Covenant($0) }, baseline: { _ = rawFiberRoundTrip($0) },
       baselineName: "fiber round trip"),
+    Workload(
+      id: "C7", covenant: { selectWorkload(.select, $0, queue: serial) },
+      baseline: { selectWorkload(.awaitReceive, $0, queue: serial) }, baselineName: "awaitReceive"),
+    Workload(
+      id: "C7P", covenant: { selectWorkload(.unbiased, $0, queue: serial) },
+      baseline: { selectWorkload(.poll, $0, queue: serial) }, baselineName: "poll"),
     Workload(
       id: "A1", covenant: { a1Covenant($0, queue: serial) }, baseline: { a1Baseline($0) },
       baselineName: "Task.value"),

@@ -23,3 +23,10 @@ let events = CoChannel<Event>()
 let ticks = CoChannel<Int>()
 func handle(_ event: Event) {}
 func refresh() {}
+let results = CoChannel<Int>()
+let stop = CoChannel<Void>()
+let lines = CoChannel<String>()
+let wantsTicks = true
+func handle(_ value: Int) {}
+func report(_ count: Int) {}
+func crunch() throws -> Int { 0 }

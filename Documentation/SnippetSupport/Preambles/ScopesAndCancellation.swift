@@ -19,3 +19,6 @@ extension ProfileViewModel {
 let scope = CoScope()
 let chunks = [Data(), Data()]
 func process(_ chunk: Data) {}
+
+struct Metrics: Sendable { func count(_ name: String) {} }
+let metrics = Metrics()

@@ -9,3 +9,23 @@ struct Model: Sendable {
   func refresh() -> CoFuture<[Int]> { CoFuture(result: .success([1, 2, 3])) }
 }
 let model = Model()
+
+/// A dependency that fails `failures` times, then answers "up".
+final class FlakyService: @unchecked Sendable {
+  private let lock = NSLock()
+  private var failuresLeft: Int
+  private var count = 0
+  init(failures: Int) { failuresLeft = failures }
+  struct Down: Error {}
+  func call() throws -> String {
+    try lock.withLock {
+      count += 1
+      guard failuresLeft == 0 else {
+        failuresLeft -= 1
+        throw Down()
+      }
+      return "up"
+    }
+  }
+  var calls: Int { lock.withLock { count } }
+}

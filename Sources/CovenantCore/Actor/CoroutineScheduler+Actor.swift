@@ -39,7 +39,6 @@ extension CoroutineScheduler {
   ///   - type: the message type (inferred when the body spells it).
   ///   - bufferType: the mailbox's buffer; `.unlimited` by default, so senders never wait.
   ///   - body: the actor's loop; it gets the mailbox's receive side.
-  @preconcurrency
   @discardableResult
   public func actor<T>(
     of type: T.Type = T.self,

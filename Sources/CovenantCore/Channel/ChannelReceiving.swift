@@ -14,10 +14,11 @@ protocol ChannelReceiving<Element>: AnyObject, Sendable {
   var isCanceled: Bool { get }
   func whenCanceled(_ callback: @escaping @Sendable () -> Void)
   func whenComplete(_ callback: @escaping () -> Void)
-  /// A `select` receive case for this source.
-  func selectCase<Output>(
-    _ body: @escaping (Result<Element, CoChannelError>) throws -> Output
-  ) -> any SelectCase<Output>
+  /// A receive that does not wait: the element or the ending error; `nil` if it would wait.
+  func receiveNow() -> Result<Element, CoChannelError>?
+  /// Keeps a `select` receive case on this source in the uninitialized `slot`.
+  func initializeSelectSlot<Output>(
+    _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>)
 }
 
 extension CoChannel: ChannelReceiving {
@@ -25,10 +26,12 @@ extension CoChannel: ChannelReceiving {
     bufferType.converted()
   }
 
-  func selectCase<Output>(
-    _ body: @escaping (Result<Element, CoChannelError>) throws -> Output
-  ) -> any SelectCase<Output> {
-    ReceiveCase(self, body)
+  func receiveNow() -> Result<Element, CoChannelError>? { performNow(ReceiveOperation()) }
+
+  func initializeSelectSlot<Output>(
+    _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>
+  ) {
+    SelectSlotOperations.initialize(slot, channel: self, SelectPayload(ReceiveOperation(), body))
   }
 }
 

@@ -32,11 +32,18 @@ struct ChannelState<Element>: @unchecked Sendable {
   @usableFromInline var isComplete = false
   @usableFromInline var completionCallbacks: [() -> Void] = []
   @usableFromInline var cancelCallbacks: [() -> Void] = []
+  /// `ChannelOperation.readinessBit`s of the operations that may complete now, published by
+  /// the channel (`CoChannel.readiness`) at the end of every locked operation. Invariant: the
+  /// bit of an operation that would complete now is set. A bit is set wherever its operation
+  /// becomes ready, and cleared only where it is seen not to be (a receive or send that would
+  /// have to wait), so it can be stale only in the harmless direction ("may be ready").
+  @usableFromInline var readiness: UInt8
 
   @inlinable init(capacity: Int, isConflated: Bool) {
     self.capacity = capacity
     self.isConflated = isConflated
     buffer = RingBuffer(capacity: capacity == Int.max ? 0 : capacity)
+    readiness = capacity > 0 || isConflated ? SendOperation<Element>.readinessBit : 0
   }
 
   // MARK: Readiness (may be optimistic: a waiting peer can turn out stale)
@@ -47,6 +54,25 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// Whether a send would complete now (delivered, buffered, or refused with an error).
   @inlinable var isSendReady: Bool {
     phase != .open || !receivers.isEmpty || isConflated || buffer.count < capacity
+  }
+
+  /// A receive may complete now: an element was buffered, a sender queued, or the channel
+  /// closed.
+  @inlinable mutating func receiveBecameReady() { readiness |= ReceiveOperation<Element>.readinessBit }
+
+  /// A send may complete now: a slot opened, a receiver queued, or the channel closed.
+  @inlinable mutating func sendBecameReady() { readiness |= SendOperation<Element>.readinessBit }
+
+  /// Queues a receiver (a waiting coroutine, a callback, a future): sends become ready.
+  @inlinable mutating func appendReceiver(_ entry: ReceiveEntry<Element>) {
+    receivers.append(entry)
+    sendBecameReady()
+  }
+
+  /// Queues a sender (a waiting coroutine, a future's value): receives become ready.
+  @inlinable mutating func appendSender(_ entry: SendEntry<Element>) {
+    senders.append(entry)
+    receiveBecameReady()
   }
 
   /// Elements a receiver could get without waiting: buffered, plus those of waiting senders.
@@ -61,7 +87,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     if phase == .canceled { return .failure(.canceled) }
     if let element = buffer.popFirst() {
       // A slot opened: the first waiting sender's element takes it (FIFO).
-      if let refill = takeFromSender(&effects) { buffer.append(refill) }
+      if let refill = takeFromSender(&effects) { buffer.append(refill) } else { sendBecameReady() }
       completeIfDrained(&effects)
       return .success(element)
     }
@@ -73,6 +99,7 @@ struct ChannelState<Element>: @unchecked Sendable {
       completeIfDrained(&effects)
       return .failure(.closed)
     }
+    readiness &= ~ReceiveOperation<Element>.readinessBit
     return nil
   }
 
@@ -82,10 +109,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         let element = waiter.element.take()
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
         return element
       case .element(let element):
         return element
@@ -111,12 +138,15 @@ struct ChannelState<Element>: @unchecked Sendable {
     if isConflated {
       if let old = buffer.popFirst() { effects.drop([old]) }
       buffer.append(element)
+      receiveBecameReady()
       return .success(())
     }
     if buffer.count < capacity {
       buffer.append(element)
+      receiveBecameReady()
       return .success(())
     }
+    readiness &= ~SendOperation<Element>.readinessBit
     return nil
   }
 
@@ -128,10 +158,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = receivers.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         waiter.element = element
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
         return true
       case .callback(let callback):
         effects.add(.callback(callback, .success(element)))
@@ -147,7 +177,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   }
 
   /// Queues the value of a `sendFuture` future when it found no room.
-  @inlinable mutating func enqueueElement(_ element: Element) { senders.append(.element(element)) }
+  @inlinable mutating func enqueueElement(_ element: Element) { appendSender(.element(element)) }
 
   // MARK: Waiters leaving
 
@@ -182,6 +212,8 @@ struct ChannelState<Element>: @unchecked Sendable {
   mutating func close(_ effects: inout ChannelEffects<Element>) -> Bool {
     guard phase == .open else { return false }
     phase = .closed
+    receiveBecameReady()
+    sendBecameReady()
     if buffer.isEmpty {
       failReceivers(with: .closed, &effects)
     }
@@ -194,15 +226,17 @@ struct ChannelState<Element>: @unchecked Sendable {
   mutating func cancel(_ effects: inout ChannelEffects<Element>) {
     guard phase != .canceled else { return }
     phase = .canceled
+    receiveBecameReady()
+    sendBecameReady()
     effects.drop(buffer.removeAll())
     failReceivers(with: .canceled, &effects)
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         waiter.error = .canceled
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
       case .element(let element):
         effects.drop([element])
       }
@@ -222,10 +256,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = receivers.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard waiter.waker.claim() else { continue }
+        guard let waker = waiter.claim() else { continue }
         waiter.error = error
         waiter.isDone = true
-        effects.resume(waiter.waker)
+        effects.resume(waker)
       case .callback(let callback):
         effects.add(.callback(callback, .failure(error)))
       case .future(let future):

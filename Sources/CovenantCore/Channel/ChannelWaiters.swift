@@ -38,6 +38,13 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   /// The waker of the wait this waiter stands for.
   @inlinable var waker: CoroutineWaker { currentWaker.unsafelyUnwrapped }
 
+  /// Wins the wait this waiter stands for (under the channel lock): its waker, to wake once
+  /// the lock is released, or `nil` if someone else won it first (the waiter is stale).
+  @inlinable func claim() -> CoroutineWaker? {
+    let waker = waker
+    return waker.claim() ? waker : nil
+  }
+
   /// Drops what the finished wait held, before the waiter is kept for reuse.
   @inlinable func clear() {
     currentWaker = nil

@@ -4,7 +4,9 @@ extension CoChannel {
   ///
   /// Iteration suspends the coroutine while no element is ready, and ends when the channel is
   /// closed and drained or cancelled — and also when the coroutine is cancelled, or (outside a
-  /// coroutine) as soon as no element is ready. Single pass; thread-safe like the channel.
+  /// coroutine) as soon as no element is ready. A loop over it therefore cannot tell a finished
+  /// stream from a cancelled one; `CoChannel.values` can (it throws on cancellation). Single
+  /// pass; thread-safe like the channel.
   public struct Iterator: IteratorProtocol, Sequence {
     @usableFromInline let receiver: Receiver
 

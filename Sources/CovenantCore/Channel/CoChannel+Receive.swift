@@ -10,57 +10,16 @@ extension CoChannel {
   ///   coroutine.
   @inlinable
   public func awaitReceive() throws -> Element {
-    if let outcome = locked({ state, effects in state.receiveNow(&effects) }) {
-      return try outcome.get()
-    }
-    let coroutine = try CoroutineHandle.current()
-    while true {
-      var waiter: ChannelWaiter<Element>?
-      do {
-        try coroutine.suspend { waker in
-          let current = makeWaiter(waker, element: nil)
-          waiter = current
-          let wakeSelf = locked { state, effects -> Bool in
-            guard state.isReceiveReady else {
-              state.receivers.append(.waiter(current))
-              return false
-            }
-            // Ready after all: complete it ourselves, but only if a cancel has not won.
-            guard waker.claim() else { return false }
-            switch state.receiveNow(&effects) {
-            case .success(let element):
-              current.element = element
-              current.isDone = true
-            case .failure(let error):
-              current.error = error
-              current.isDone = true
-            case nil:
-              break  // every waiting sender was stale: go round again
-            }
-            return true
-          }
-          if wakeSelf { waker.wake() }
-        }
-      } catch {
-        if let waiter {
-          locked { state, effects in state.remove(waiter, &effects) }
-          recycle(waiter)
-        }
-        throw error
-      }
-      guard let waiter else { continue }
-      let outcome = waiter.isDone ? waiter.receiveResult : nil
-      recycle(waiter)
-      if let outcome { return try outcome.get() }
-    }
+    let receive = ReceiveOperation<Element>()
+    if let outcome = performNow(receive) { return try outcome.get() }
+    return try wait(for: receive).get()
   }
 
   /// Receives an element if one is ready, without waiting; `nil` otherwise (also when the
   /// channel is closed and drained, or cancelled).
   @inlinable
   public func poll() -> Element? {
-    let outcome = locked { state, effects in state.receiveNow(&effects) }
-    if case .success(let element) = outcome { return element }
+    if case .success(let element) = performNow(ReceiveOperation()) { return element }
     return nil
   }
 
@@ -68,11 +27,10 @@ extension CoChannel {
   /// (`.closed` after close and drain, `.canceled`). The callback takes its turn among
   /// waiting receivers; it runs on the thread that delivers the element (at once if one is
   /// ready).
-  @preconcurrency
   public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
     let ready = locked { state, effects -> Result<Element, CoChannelError>? in
       let outcome = state.receiveNow(&effects)
-      if outcome == nil { state.receivers.append(.callback(callback)) }
+      if outcome == nil { state.appendReceiver(.callback(callback)) }
       return outcome
     }
     if let ready { callback(ready) }
@@ -85,7 +43,7 @@ extension CoChannel {
     let future = CoPromise<Element>()
     let ready = locked { state, effects -> Result<Element, CoChannelError>? in
       let outcome = state.receiveNow(&effects)
-      if outcome == nil { state.receivers.append(.future(future)) }
+      if outcome == nil { state.appendReceiver(.future(future)) }
       return outcome
     }
     if let ready {

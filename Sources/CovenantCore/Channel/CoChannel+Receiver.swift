@@ -53,7 +53,6 @@ extension CoChannel {
 
     /// Calls `callback` with the next element or the ending error; see
     /// `CoChannel.whenReceive(_:)`.
-    @preconcurrency
     public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
       source.whenReceive(callback)
     }
@@ -74,7 +73,6 @@ extension CoChannel {
     public var isCanceled: Bool { source.isCanceled }
 
     /// Calls `callback` once if the channel is cancelled.
-    @preconcurrency
     public func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
       source.whenCanceled(callback)
     }
@@ -84,7 +82,6 @@ extension CoChannel {
 
     /// A receiver of `transform` applied to each element received through this one. The
     /// transform runs on the receiving side, as each element is received.
-    @preconcurrency
     public func map<T>(_ transform: @escaping @Sendable (Element) -> T) -> CoChannel<T>.Receiver {
       CoChannel<T>.Receiver(mapped: MappedReceiving(self, transform))
     }
@@ -100,7 +97,6 @@ extension CoChannel {
   /// ```swift
   /// let lengths = words.map { $0.count }      // CoChannel<Int>.Receiver
   /// ```
-  @preconcurrency
   public func map<T>(_ transform: @escaping @Sendable (Element) -> T) -> CoChannel<T>.Receiver {
     receiver.map(transform)
   }
@@ -136,10 +132,14 @@ final class MappedReceiving<Base, Element>: ChannelReceiving, @unchecked Sendabl
   func whenCanceled(_ callback: @escaping @Sendable () -> Void) { base.whenCanceled(callback) }
   func whenComplete(_ callback: @escaping () -> Void) { base.whenComplete(callback) }
 
-  func selectCase<Output>(
-    _ body: @escaping (Result<Element, CoChannelError>) throws -> Output
-  ) -> any SelectCase<Output> {
+  func receiveNow() -> Result<Element, CoChannelError>? {
+    base.source.receiveNow().map { $0.map(transform) }
+  }
+
+  func initializeSelectSlot<Output>(
+    _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>
+  ) {
     let transform = transform
-    return base.source.selectCase { try body($0.map(transform)) }
+    base.source.initializeSelectSlot(slot, .result { try body.run(with: $0.map(transform)) })
   }
 }

@@ -11,129 +11,64 @@ extension CoChannel where Element == Never {
   /// }
   /// ```
   ///
-  /// - If some cases are ready at once, the first of them in the order they were added is
-  ///   performed. Otherwise, with `onDefault`, the default body runs; without one, the calling
+  /// - Cases are tried in the order they are added, as they are added: the first that can
+  ///   complete at once is performed (a select whose first case is ready costs one `poll`).
+  ///   For a random choice among ready cases, use `selectUnbiased`.
+  /// - If none can, with `onDefault` the default body runs; without one, the calling
   ///   coroutine suspends until one case can complete, and that case is performed.
   /// - Exactly one case is performed: the others consume nothing, send nothing, and leave no
   ///   waiter behind in their channels.
-  /// - Bodies run on the calling coroutine after the select has completed, with no lock held;
-  ///   an error a body throws is rethrown by `select`.
+  /// - Bodies run on the calling coroutine, with no lock held; an error a body throws is
+  ///   rethrown by `select`.
   /// - A receive case on a closed-and-drained or cancelled channel, and a send case on a closed
-  ///   or cancelled channel, are ready: `onReceive` / `onSend` make `select` throw the
-  ///   `CoChannelError`, `onReceiveResult` hands it to its body.
+  ///   or cancelled channel, are always ready: `onReceive` / `onSend` make `select` throw the
+  ///   `CoChannelError`, `onReceiveResult` hands it to its body. Leave such a case out (a `nil`
+  ///   channel) once you have seen it, or the loop around the select spins on it.
   ///
   /// - Throws: what the chosen body throws; `CoChannelError` as described;
   ///   `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a coroutine;
   ///   `CoroutineError.canceled` if the coroutine is cancelled while waiting (no case is then
   ///   performed).
+  /// - Precondition: at least one case is enabled, or there is a default.
+  @inlinable
   public static func select<Output>(
-    _ build: (CoChannelSelector<Output>) throws -> Void
+    _ build: (inout CoChannelSelector<Output>) throws -> Void
   ) throws -> Output {
-    let selector = CoChannelSelector<Output>()
-    try build(selector)
-    return try ChannelSelect(selector.cases).run(default: selector.defaultBody)
-  }
-}
-
-/// The select algorithm (Go's, with claim-based wake-ups).
-///
-/// All the cases' channels are locked together, in address order so that concurrent selects
-/// cannot deadlock. With the locks held, the first ready case is performed; if none is ready a
-/// waiter for every case is queued, all sharing the coroutine's one waker, and the coroutine
-/// suspends. Whoever completes a case first wins the waker's claim, so exactly one case
-/// happens; the select then removes its other waiters.
-///
-/// While queuing, the coroutine is already waitable, so only a cancel can compete for its
-/// claim: a case found ready there is performed only after the select has claimed its own
-/// waker. If that case's peers all turn out stale (they were claimed elsewhere meanwhile), the
-/// select wakes itself and starts over; the stale peers are gone by then, so this ends.
-struct ChannelSelect<Output> {
-  /// In the order given (that is the priority order).
-  let cases: [any SelectCase<Output>]
-  /// The same cases, in lock order.
-  private let lockOrder: [any SelectCase<Output>]
-
-  init(_ cases: [any SelectCase<Output>]) {
-    self.cases = cases
-    lockOrder = cases.enumerated().sorted { left, right in
-      let (l, r) = (left.element.channelIdentity, right.element.channelIdentity)
-      return l != r ? l < r : left.offset < right.offset  // by address, then as given
-    }.map(\.element)
+    try run(unbiased: false, build)
   }
 
-  func run(default defaultBody: (() throws -> Output)?) throws -> Output {
-    // fatalError, not precondition: an optimized build drops a precondition's message.
-    if cases.isEmpty && defaultBody == nil {
-      fatalError("CoChannel.select needs at least one case or a default")
-    }
-    // First try: nothing is queued and the coroutine (if any) is not waitable, so a ready case
-    // can be performed without claiming anything of ours.
-    var winner: (any SelectCase<Output>)?
-    withAllLocked {
-      for selectCase in cases where selectCase.isReady && selectCase.complete() {
-        winner = selectCase
-        break
-      }
-    }
-    runEffects()
-    if let winner { return try winner.run() }
-    if let defaultBody { return try defaultBody() }
+  /// `select` with a fair choice: when several cases can complete at once, one of them is
+  /// picked at random, each with the same chance (Go's `select`, Kotlin's `selectUnbiased`).
+  ///
+  /// ```swift
+  /// // Neither stream can starve the other, however busy it is.
+  /// let event: Event = try CoChannel.selectUnbiased { select in
+  ///   select.onReceive(results) { .result($0) }
+  ///   select.onReceive(ticks) { .tick($0) }
+  /// }
+  /// ```
+  ///
+  /// Every case is added before any is tried, so it costs a little more than `select` when an
+  /// early case is ready. Otherwise the same as `select`.
+  @inlinable
+  public static func selectUnbiased<Output>(
+    _ build: (inout CoChannelSelector<Output>) throws -> Void
+  ) throws -> Output {
+    try run(unbiased: true, build)
+  }
 
-    let coroutine = try CoroutineHandle.current()
-    while true {
-      do {
-        try coroutine.suspend { waker in
-          var wakeSelf = false
-          withAllLocked {
-            var claimed = false
-            for selectCase in cases where selectCase.isReady {
-              if !claimed {
-                guard waker.claim() else { return }  // cancelled: suspend throws
-                claimed = true
-              }
-              if selectCase.complete() { break }
-            }
-            if claimed {
-              wakeSelf = true
-              return
-            }
-            for selectCase in cases { selectCase.register(waker) }
-          }
-          runEffects()
-          if wakeSelf { waker.wake() }
-        }
-      } catch {
-        deregisterAll()
+  @inlinable
+  static func run<Output>(
+    unbiased: Bool, _ build: (inout CoChannelSelector<Output>) throws -> Void
+  ) throws -> Output {
+    // The kept cases live on this stack: room for four, more move to the heap.
+    try withUnsafeTemporaryAllocation(of: SelectSlot<Output>.self, capacity: 4) { room in
+      var selector = CoChannelSelector<Output>(unbiased: unbiased, room: room)
+      do { try build(&selector) } catch {
+        selector.slots.discardAll()
         throw error
       }
-      deregisterAll()
-      if let winner = cases.first(where: { $0.isDone }) { return try winner.run() }
-      // Woken by ourselves with nothing done (all peers were stale): try again.
+      return try selector.complete()
     }
-  }
-
-  /// Runs `body` with every case's channel locked, each channel once, in lock order.
-  private func withAllLocked(_ body: () -> Void) {
-    func lock(from index: Int) {
-      guard index < lockOrder.count else { return body() }
-      let selectCase = lockOrder[index]
-      if index > 0, lockOrder[index - 1].channelIdentity == selectCase.channelIdentity {
-        selectCase.shareLock(with: lockOrder[index - 1])
-        lock(from: index + 1)
-        selectCase.lockedState = nil
-      } else {
-        selectCase.withChannelLocked { lock(from: index + 1) }
-      }
-    }
-    lock(from: 0)
-  }
-
-  private func deregisterAll() {
-    for selectCase in cases { selectCase.deregister() }
-    runEffects()
-  }
-
-  private func runEffects() {
-    for selectCase in cases { selectCase.runEffects() }
   }
 }

@@ -10,46 +10,9 @@ extension CoChannel {
   ///   `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a coroutine.
   @inlinable
   public func awaitSend(_ element: Element) throws {
-    if let outcome = locked({ state, effects in state.sendNow(element, &effects) }) {
-      return try outcome.get()
-    }
-    let coroutine = try CoroutineHandle.current()
-    while true {
-      var waiter: ChannelWaiter<Element>?
-      do {
-        try coroutine.suspend { waker in
-          let current = makeWaiter(waker, element: element)
-          waiter = current
-          let wakeSelf = locked { state, effects -> Bool in
-            guard state.isSendReady else {
-              state.senders.append(.waiter(current))
-              return false
-            }
-            // Ready after all: complete it ourselves, but only if a cancel has not won.
-            guard waker.claim() else { return false }
-            if let outcome = state.sendNow(element, &effects) {
-              if case .failure(let error) = outcome { current.error = error }
-              current.isDone = true
-            }  // else every waiting receiver was stale: go round again
-            return true
-          }
-          if wakeSelf { waker.wake() }
-        }
-      } catch {
-        if let waiter {
-          locked { state, effects in state.remove(waiter, &effects) }
-          recycle(waiter)
-        }
-        throw error
-      }
-      guard let waiter else { continue }
-      let (isDone, error) = (waiter.isDone, waiter.error)
-      recycle(waiter)
-      if isDone {
-        if let error { throw error }
-        return
-      }
-    }
+    let send = SendOperation(element)
+    if let outcome = performNow(send) { return try outcome.get() }
+    try wait(for: send).get()
   }
 
   /// Sends `element` if that is possible without waiting.
@@ -59,8 +22,7 @@ extension CoChannel {
   ///   cancelled.
   @inlinable @discardableResult
   public func offer(_ element: Element) -> Bool {
-    let outcome = locked { state, effects in state.sendNow(element, &effects) }
-    if case .success = outcome { return true }
+    if case .success = performNow(SendOperation(element)) { return true }
     return false
   }
 

@@ -49,7 +49,6 @@ extension CoChannel {
     public var isCanceled: Bool { channel.isCanceled }
 
     /// Calls `callback` once if the channel is cancelled.
-    @preconcurrency
     public func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
       channel.whenCanceled(callback)
     }

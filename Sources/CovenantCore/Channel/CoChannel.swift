@@ -51,6 +51,15 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// channel again and again does not allocate and free a waiter each time.
   @usableFromInline let spareWaiter = Atomic<UnsafeMutableRawPointer?>(nil)
 
+  /// `ChannelState.readiness` as of the end of the last locked operation: lets a `select`
+  /// pass over a case that cannot complete without taking the channel's lock. Stored (plainly)
+  /// at the end of every locked operation, so a thread that reads "not ready" is at worst a
+  /// moment behind an operation that is completing concurrently — as if it had looked a
+  /// moment earlier. (Operations that change the state without `locked` only ever make it
+  /// less ready, which the hint may lag behind.)
+  /// (Allocated separately, so that `locked` reaches it without capturing the channel.)
+  @usableFromInline let readiness: UnsafeMutablePointer<Atomic<UInt8>>
+
   /// The channel's buffer type, normalised: never `.buffered` with a capacity of 0 or less
   /// (that is `.none`) or of `Int.max` (that is `.unlimited`).
   public let bufferType: BufferType
@@ -61,13 +70,17 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// `.buffered(capacity: .max)` an `.unlimited` one; `bufferType` says so afterwards.
   public init(bufferType: BufferType = .unlimited) {
     self.bufferType = bufferType.normalized
+    let initial: ChannelState<Element>
     switch bufferType {
-    case .none: state = Mutex(ChannelState(capacity: 0, isConflated: false))
+    case .none: initial = ChannelState(capacity: 0, isConflated: false)
     case .buffered(let capacity):
-      state = Mutex(ChannelState(capacity: Swift.max(0, capacity), isConflated: false))
-    case .unlimited: state = Mutex(ChannelState(capacity: Int.max, isConflated: false))
-    case .conflated: state = Mutex(ChannelState(capacity: 1, isConflated: true))
+      initial = ChannelState(capacity: Swift.max(0, capacity), isConflated: false)
+    case .unlimited: initial = ChannelState(capacity: Int.max, isConflated: false)
+    case .conflated: initial = ChannelState(capacity: 1, isConflated: true)
     }
+    readiness = .allocate(capacity: 1)
+    readiness.initialize(to: Atomic(initial.readiness))
+    state = Mutex(initial)
   }
 
   deinit {
@@ -79,6 +92,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
     if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
       Unmanaged<AnyObject>.fromOpaque(spare).release()
     }
+    readiness.deinitialize(count: 1)
+    readiness.deallocate()
   }
 
   /// Creates a channel with a buffer of `capacity` elements (`.buffered(capacity:)`): with a
@@ -88,11 +103,13 @@ public final class CoChannel<Element>: @unchecked Sendable {
   }
 
   /// Runs `body` with the state locked, then the effects it produced with the lock released.
-  @inlinable
+  @inlinable @inline(__always)
   func locked<R>(_ body: (inout ChannelState<Element>, inout ChannelEffects<Element>) -> R) -> R {
+    let readiness = self.readiness  // a plain pointer: the closure captures no reference
     let (result, effects) = state.withCriticalSection { state in
       var effects = ChannelEffects<Element>()
       let result = body(&state, &effects)
+      readiness.pointee.store(state.readiness, ordering: .relaxed)
       return (UncheckedSendable(result), effects)
     }
     effects.run()
@@ -174,7 +191,6 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   /// Calls `callback` once if the channel is cancelled (at once if it already is), on the
   /// cancelling thread.
-  @preconcurrency
   public func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
     let runNow = state.withCriticalSection { state -> Bool in
       if state.phase == .canceled { return true }

@@ -10,7 +10,6 @@ extension CoFuture {
   /// Cancelling the future cancels the task (the operation sees `Task.isCancelled`); the
   /// future has then already failed with `CoFutureError.canceled`, whatever the operation
   /// returns. The running task keeps the future alive until the operation finishes.
-  @preconcurrency
   public convenience init(operation: @escaping @Sendable () async throws -> Value) {
     self.init()
     let task = Task { [self] in

@@ -16,7 +16,6 @@ extension Coroutine {
   ///
   /// - Throws: the operation's error; `CoroutineError.calledOutsideCoroutine` outside a
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
-  @preconcurrency
   public static func awaitAsync<T>(
     _ operation: @escaping @Sendable () async throws -> T
   ) throws -> T {
@@ -49,7 +48,6 @@ extension Coroutine {
   ///
   /// A closure without parameters selects this form; one that takes a callback selects the
   /// callback forms above.
-  @preconcurrency
   public static func await<T>(
     _ operation: @escaping @Sendable () async throws -> T
   ) throws -> T {

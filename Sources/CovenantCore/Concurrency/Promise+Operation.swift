@@ -10,7 +10,6 @@ extension Promise {
   ///
   /// The task is not cancelled by anything in Covenant; the promise keeps itself (and the
   /// task) alive until the operation finishes.
-  @preconcurrency
   public convenience init(operation: @escaping @Sendable () async throws -> Value) {
     self.init()
     Task { [self] in

@@ -22,7 +22,9 @@ extension Mutex where Value: Sendable {
   /// "unlock … on a thread which hasn't acquired the lock"). Kept out of line, every critical
   /// section reads the id of the thread it actually runs on.
   @inlinable @inline(never)
-  func withCriticalSection<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+  package func withCriticalSection<Result>(
+    _ body: (inout Value) throws -> Result
+  ) rethrows -> Result {
     if _fastPath(cov_sync_annotations_enabled == 0) {
       return try withLock { value in UncheckedSendable(try body(&value)) }.value
     }

@@ -27,12 +27,17 @@ import Synchronization
 /// `ResolutionCell`, and values move between threads exactly as chained blocks are dispatched.
 public final class Promise<Value>: @unchecked Sendable {
   /// A work block that resolves a promise through the two callbacks it is handed.
+  ///
+  /// Kept for google/promises source compatibility; Covenant's own signatures write the type out
+  /// in full, because `@Sendable` written on a parameter of a function-type typealias is dropped
+  /// by the compiler, which would leave racy captures undiagnosed.
   public typealias Async = (
     _ fulfill: @escaping @Sendable (Value) -> Void,
     _ reject: @escaping @Sendable (any Error) -> Void
   ) throws -> Void
 
-  /// A work block that produces a value (or a promise of one) or throws.
+  /// A work block that produces a value (or a promise of one) or throws. Kept for google/promises
+  /// source compatibility (see `Async` for why signatures do not use it).
   public typealias Do<T> = () throws -> T
 
   /// The state and observers; the first stored property (see `ResolutionCell.offsetInOwner`).

@@ -11,11 +11,20 @@ extension Coroutine {
   /// }
   /// ```
   ///
-  /// An error thrown by `task` ends the coroutine. To continue on a known thread or queue, use
+  /// An error thrown by `task` ends the coroutine and goes to `Coroutine.uncaughtErrorHandler`
+  /// with `file` and `line` as the start site. To continue on a known thread or queue, use
   /// `scheduler.startCoroutine` instead; for a result, `CoFuture(task:)`, which starts its
   /// coroutine the same way.
-  @preconcurrency
+  public static func start(
+    file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> Void
+  ) {
+    CoroutineContext(scheduler: ImmediateScheduler(), file: file, line: line, body: task).start()
+  }
+
+  /// SwiftCoroutine's exact signature, for `Coroutine.start(_:)` as a function value; calls go
+  /// to `start(file:line:_:)`, which records where the coroutine was started.
+  @_disfavoredOverload
   public static func start(_ task: @escaping @Sendable () throws -> Void) {
-    CoroutineContext(scheduler: ImmediateScheduler(), body: task).start()
+    start(file: unknownStartFile, line: 0, task)
   }
 }

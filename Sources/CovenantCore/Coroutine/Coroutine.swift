@@ -39,19 +39,16 @@ public struct Coroutine {
   }
 
   /// Suspends until `callback`'s completion is called.
-  @preconcurrency
   public static func await(_ callback: (@escaping @Sendable () -> Void) -> Void) throws {
     try suspend { (resume: @escaping @Sendable (()) -> Void) in callback { resume(()) } }
   }
 
   /// Suspends until `callback`'s completion is called, and returns what it was called with.
-  @preconcurrency
   public static func await<T>(_ callback: (@escaping @Sendable (T) -> Void) -> Void) throws -> T {
     try suspend(callback)
   }
 
   /// Suspends until `callback`'s completion is called, and returns its two arguments.
-  @preconcurrency
   public static func await<T, N>(
     _ callback: (@escaping @Sendable (T, N) -> Void) -> Void
   ) throws -> (T, N) {
@@ -59,7 +56,6 @@ public struct Coroutine {
   }
 
   /// Suspends until `callback`'s completion is called, and returns its three arguments.
-  @preconcurrency
   public static func await<T, N, M>(
     _ callback: (@escaping @Sendable (T, N, M) -> Void) -> Void
   ) throws -> (T, N, M) {
@@ -70,10 +66,12 @@ public struct Coroutine {
 
   /// Suspends the current coroutine for `time` (negative: not at all, but still a suspension
   /// point for cancellation).
+  ///
+  /// The timer is the coroutine's scheduler's (`CoroutineScheduler.scheduleTask(after:_:)`), so
+  /// on CovenantTesting's `TestScheduler` a delay takes virtual time. Cancelling the coroutine
+  /// ends the delay at once (it throws `CoroutineError.canceled`) and cancels the timer.
   public static func delay(_ time: DispatchTimeInterval) throws {
-    try suspend { (resume: @escaping @Sendable (()) -> Void) in
-      DispatchQueue.global().asyncAfter(deadline: .now() + time) { resume(()) }
-    }
+    try CoroutineContext.requireCurrent().sleep(for: time)
   }
 
   /// Lets other tasks queued on the coroutine's scheduler run, then continues.

@@ -26,18 +26,40 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     case finished
   }
 
+  // The one-byte fields first: they fill the base class's tail padding.
+  private let canceled = Atomic<Bool>(false)
+  var exit = Exit.suspend
+
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
-  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `dispatchTarget`).
+  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `queueBits`).
   private var otherScheduler: (any CoroutineScheduler)?
   private(set) var currentSchedulerIdentity: ObjectIdentifier?
-  /// The scheduler when it is a `DispatchQueue`, the common case: kept as the queue itself (no
-  /// existential to box, copy and destroy per coroutine) with its `dispatch_queue_t`, so that
-  /// dispatching a slice copies no reference.
-  private var dispatchTarget: DirectDispatchTarget?
+  /// The scheduler when it is a `DispatchQueue`, the common case: the bits of a retained
+  /// `Unmanaged<DispatchQueue>` (0: none; released by `deinit` or a hop). Not a stored
+  /// `DispatchQueue?`, whose every read for a dispatch would be a retain/release pair; and the
+  /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
+  /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
+  /// size is what a million of them cost.
+  private var queueBits: UInt
+
+  private var dispatchQueue: DispatchQueue? {
+    queueBits == 0 ? nil : Self.queue(queueBits).takeUnretainedValue()
+  }
+
+  private static func queue(_ bits: UInt) -> Unmanaged<DispatchQueue> {
+    Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+  }
+
+  private static func retainedBits(_ queue: DispatchQueue?) -> UInt {
+    queue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+  }
 
   /// The scheduler the coroutine runs on now.
-  var scheduler: any CoroutineScheduler { dispatchTarget?.queue ?? otherScheduler! }
+  var scheduler: any CoroutineScheduler { dispatchQueue ?? otherScheduler! }
+
+  /// Whether that scheduler is a `DispatchQueue` (whose timers are `TimerQueue`'s).
+  var isOnDispatchQueue: Bool { queueBits != 0 }
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
@@ -60,8 +82,19 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   private static func tagged(_ request: CoroutineStackRequest) -> UInt {
     UInt(bitPattern: request.raw << 1) | 1
   }
-  private let onStartFailure: ((any Error) -> Void)?
+  /// Told instead of running the body when no stack can be had: a
+  /// `CoroutineStartFailureReceiver`, kept as one word. Dropped when the coroutine finishes: it
+  /// may be an object that keeps the coroutine (a `coroutineFuture`'s future).
+  private var startFailureReceiver: AnyObject?
   private var body: (() throws -> Void)?
+  /// Where the coroutine was started, for the report of an error its body throws.
+  let startFile: StaticString
+  /// 32 bits: it fits in the padding after `startFile`.
+  let startLine: UInt32
+  /// The scope it was started in (`startCoroutine(in:)`), whose handler gets an error its body
+  /// throws; `nil` for most coroutines, which then carry no weak reference (a weak field costs
+  /// runtime calls on every coroutine's creation and destruction).
+  var scopeLink: WeakScopeLink?
 
   let wait = WaitState()
   /// The coroutine is its own registration in the cell it awaits (see `awaitResolution`):
@@ -77,23 +110,27 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// lock-free stack: each side's single atomic step decides who runs the callbacks).
   private let completion = Atomic<UInt>(0)
   private static let finishedMark: UInt = 1
-  private let canceled = Atomic<Bool>(false)
-  var exit = Exit.suspend
+  /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
+  /// the first one.
+  var timerEntry: CoroutineTimerEntry?
 
   /// Creates a coroutine that has not started yet.
   ///
-  /// - Parameter onStartFailure: called instead of the body when no stack can be allocated
-  ///   for the first slice; by default the failure is reported on stderr.
+  /// - Parameter startFailureReceiver: told instead of running the body when no stack can be
+  ///   allocated for the first slice; by default the failure is reported on stderr.
   @usableFromInline init(
     scheduler: any CoroutineScheduler, stack: CoroutineStackRequest = .automatic,
-    onStartFailure: ((any Error) -> Void)? = nil, body: @escaping () throws -> Void
+    startFailureReceiver: (any CoroutineStartFailureReceiver)? = nil, file: StaticString,
+    line: UInt, body: @escaping () throws -> Void
   ) {
+    startFile = file
+    startLine = UInt32(truncatingIfNeeded: line)
     let (identity, queue) = classifyScheduler(scheduler)
     currentSchedulerIdentity = identity
-    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    queueBits = Self.retainedBits(queue)
     otherScheduler = queue == nil ? scheduler : nil
     fiberOrRequest = Self.tagged(stack)
-    self.onStartFailure = onStartFailure
+    self.startFailureReceiver = startFailureReceiver
     self.body = body
     super.init()
   }
@@ -101,11 +138,16 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
   /// an existential).
   @usableFromInline
-  init(queue: DispatchQueue, stack: CoroutineStackRequest, body: @escaping () throws -> Void) {
-    dispatchTarget = DirectDispatchTarget(queue)
+  init(
+    queue: DispatchQueue, stack: CoroutineStackRequest, file: StaticString, line: UInt,
+    body: @escaping () throws -> Void
+  ) {
+    startFile = file
+    startLine = UInt32(truncatingIfNeeded: line)
+    queueBits = Self.retainedBits(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
     fiberOrRequest = Self.tagged(stack)
-    onStartFailure = nil
+    startFailureReceiver = nil
     self.body = body
     super.init()
   }
@@ -114,6 +156,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     // Only reachable when finished or never started: a suspended coroutine's own frame keeps
     // it alive.
     if let fiber { cov_fiber_destroy(fiber) }
+    if queueBits != 0 { Self.queue(queueBits).release() }
   }
 
   /// The coroutine whose body is running on this thread.
@@ -148,10 +191,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
   /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
   func scheduleTask() {
-    if let rawQueue = dispatchTarget?.rawQueue {  // a trivial field: no retain of the queue
-      DirectDispatch.async(self, onRawQueue: rawQueue)
-    } else if let queue = dispatchTarget?.queue {
-      DirectDispatch.async(self, on: queue)
+    if queueBits != 0 {
+      let queue = Self.queue(queueBits)  // no retain: the coroutine keeps it
+      if DirectDispatch.isAvailable {
+        DirectDispatch.async(
+          self, onRawQueue: queue._withUnsafeGuaranteedRef(DirectDispatch.rawQueue))
+      } else {
+        DirectDispatch.async(self, on: queue.takeUnretainedValue())
+      }
     } else {
       otherScheduler!.scheduleTask { [self] in SchedulerTurn.run(self) }
     }
@@ -219,7 +266,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   private func failToStart(_ request: CoroutineStackRequest, errorNumber: Int32) {
     let error = CoroutineStartError(stackSize: request.dedicatedSize, errorNumber: errorNumber)
     body = nil
-    if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
+    if let receiver = startFailureReceiver as? any CoroutineStartFailureReceiver {
+      receiver.coroutineFailedToStart(error)
+    } else {
+      reportUnstartableCoroutine(error)
+    }
     finish()
   }
 
@@ -241,14 +292,24 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   func runBody() {
     let body = self.body.take()  // moved out: no copy of the closure's context
     do { try body?() } catch {
-      // A coroutine's error ends it; futures started with `coroutineFuture` capture it.
+      // A coroutine's error ends it. (Futures started with `coroutineFuture` capture theirs:
+      // their bodies never throw.)
+      reportUncaught(error)
     }
     exit = .finished
+  }
+
+  /// Out of line: inlined, the report's temporaries would enlarge the coroutine's first frame,
+  /// which a suspended coroutine on a shared stack keeps in its copy.
+  @inline(never)
+  private func reportUncaught(_ error: any Error) {
+    UncaughtErrors.report(error, scope: scopeLink?.scope, file: startFile, line: UInt(startLine))
   }
 
   /// Marks the coroutine finished and runs the callbacks registered so far, in the order they
   /// were added (later ones run at once in `whenFinished`).
   private func finish() {
+    startFailureReceiver = nil
     let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
     guard last != 0 else { return }
     var callbacks: [() -> Void] = []
@@ -277,13 +338,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Opens the next await (a new generation of `wait`) and returns its generation.
   /// - Throws: `.canceled` if the coroutine is cancelled.
   @inline(__always)
-  private func beginWait() throws(CoroutineError) -> UInt64 {
+  func beginWait() throws(CoroutineError) -> UInt64 {
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
     // Only the coroutine itself opens generations: the word's own is the last one it opened.
     let generation = wait.currentGeneration &+ 1
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
-    if canceled.load(ordering: .sequentiallyConsistent), wait.claim(generation, canceling: true) {
+    if canceled.load(ordering: .sequentiallyConsistent),
+      wait.claim(generation, reason: WaitState.canceledWake)
+    {
       _ = wait.wake()
       throw .canceled
     }
@@ -293,7 +356,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Switches out unless the await was already woken; on return it has been.
   /// - Throws: `.canceled` if `cancel()` won the await.
   @inline(__always)
-  private func completeWait() throws(CoroutineError) {
+  func completeWait() throws(CoroutineError) {
     if wait.flags & WaitState.woken == 0 {
       exit = .suspend
       cov_fiber_suspend()
@@ -330,46 +393,92 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
     let generation = try beginWait()
     guard _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) else {
-      let reaction = AwaitReaction(self, generation: generation, wakesInline: dispatchTarget == nil)
-      return try awaitResolution(of: cell, through: reaction)
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
+      _ = try awaitResolution(of: cell, through: reaction)
+      return
     }
-    registration.store(generation, ordering: .relaxed)
-    // Whether telling it resumes it on the spot: on a scheduler other than a dispatch queue
-    // (set here, where the coroutine is in no chain, as its scheduler may change between awaits).
-    resolvesInlineWhenTold = dispatchTarget == nil
-    let registered = Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { cell.register($0) }
-    if !registered, wait.claim(generation) {
-      _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
-    }
+    register(in: cell, generation: generation)
     do {
       try completeWait()
     } catch {
-      if !cell.unregister(self) {
-        // A resolution took the chain: its notifier may still read the link. Unless it is
-        // already done (notified), it clears the mark when it is.
-        let old = registration.bitwiseOr(Self.staleRegistration, ordering: .acquiringAndReleasing)
-          .oldValue
-        if old & Self.notifiedRegistration != 0 {
-          registration.bitwiseAnd(~Self.staleRegistration, ordering: .relaxed)
-        }
-      }
+      leaveChain(of: cell)
       throw error
     }
   }
 
+  /// `awaitResolution(of:)` that gives up after `timeout`; returns true if it did. The
+  /// registration then leaves the cell's chain, as after a cancel, so nothing in the cell keeps
+  /// the coroutine.
+  /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
+  func awaitResolution(
+    of cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
+  ) throws(CoroutineError) -> Bool {
+    let generation = try beginWait()
+    guard registration.load(ordering: .acquiring) & Self.staleRegistration == 0 else {
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
+      return try awaitResolution(of: cell, through: reaction, timeout: timeout)
+    }
+    register(in: cell, generation: generation)
+    let armed = armTimer(after: timeout, generation: generation)
+    defer { if armed { disarmTimer() } }
+    do {
+      try completeWait()
+    } catch {
+      leaveChain(of: cell)
+      throw error
+    }
+    guard wait.flags & WaitState.timedOutWake != 0 else { return false }
+    leaveChain(of: cell)
+    return true
+  }
+
+  /// Registers the coroutine itself in `cell` for await `generation` (or, if the cell is
+  /// resolved already, wins that await at once).
+  @inline(__always)
+  private func register(in cell: borrowing ResolutionCell, generation: UInt64) {
+    registration.store(generation, ordering: .relaxed)
+    // Whether telling it resumes it on the spot: on a scheduler other than a dispatch queue
+    // (set here, where the coroutine is in no chain, as its scheduler may change between awaits).
+    resolvesInlineWhenTold = queueBits == 0
+    let registered = Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { cell.register($0) }
+    if !registered, wait.claim(generation) {
+      _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
+    }
+  }
+
+  /// After an await that ended unresolved (cancelled or timed out): the coroutine may still be
+  /// in `cell`'s chain. If a resolution took the chain, its notifier may still read the link:
+  /// unless it is already done (notified), it clears the stale mark when it is.
+  @inline(never)
+  private func leaveChain(of cell: borrowing ResolutionCell) {
+    if cell.unregister(self) { return }
+    let old = registration.bitwiseOr(Self.staleRegistration, ordering: .acquiringAndReleasing)
+      .oldValue
+    if old & Self.notifiedRegistration != 0 {
+      registration.bitwiseAnd(~Self.staleRegistration, ordering: .relaxed)
+    }
+  }
+
   /// The rest of an await registered through `reaction` (while the coroutine itself may still
-  /// be linked into a cell it gave up on).
+  /// be linked into a cell it gave up on), with a timer if `timeout` is given. Returns whether
+  /// that timer won.
   @inline(never)
   private func awaitResolution(
-    of cell: borrowing ResolutionCell, through reaction: AwaitReaction
-  ) throws(CoroutineError) {
+    of cell: borrowing ResolutionCell, through reaction: AwaitReaction,
+    timeout: DispatchTimeInterval? = nil
+  ) throws(CoroutineError) -> Bool {
     if !cell.register(reaction), wait.claim(reaction.generation) { _ = wait.wake() }
+    let armed = timeout.map { armTimer(after: $0, generation: reaction.generation) } ?? false
+    defer { if armed { disarmTimer() } }
     do {
       try completeWait()
     } catch {
       _ = cell.unregister(reaction)  // if a resolution took it, the reaction is simply dropped
       throw error
     }
+    guard wait.flags & WaitState.timedOutWake != 0 else { return false }
+    _ = cell.unregister(reaction)
+    return true
   }
 
   /// The cell this coroutine awaits is resolved: resumes the await the registration was made
@@ -390,7 +499,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   func hop(to scheduler: any CoroutineScheduler) {
     let (identity, queue) = classifyScheduler(scheduler)
     currentSchedulerIdentity = identity
-    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    let previousQueue = queueBits
+    queueBits = Self.retainedBits(queue)
+    if previousQueue != 0 { Self.queue(previousQueue).release() }
     otherScheduler = queue == nil ? scheduler : nil
     exit = .reschedule
     cov_fiber_suspend()
@@ -417,7 +528,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @usableFromInline func cancel() {
     if canceled.exchange(true, ordering: .sequentiallyConsistent) { return }
     let generation = wait.currentGeneration
-    if wait.claim(generation, canceling: true), wait.wake() { schedule() }
+    if wait.claim(generation, reason: WaitState.canceledWake), wait.wake() { schedule() }
   }
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has).

@@ -5,8 +5,10 @@ extension CoroutineScheduler {
   ///
   /// Inside `task`, `await` calls suspend the coroutine instead of blocking the thread; after
   /// each one the coroutine continues on this scheduler. An error thrown by `task` ends the
-  /// coroutine (use `coroutineFuture` to observe it). With a `scope`, cancelling the scope
-  /// cancels the coroutine.
+  /// coroutine and goes to the uncaught-error handler (`CoScope.uncaughtErrorHandler` of
+  /// `scope`, else `Coroutine.uncaughtErrorHandler`), with `file` and `line` as the start site;
+  /// use `coroutineFuture` to get the error instead. With a `scope`, cancelling the scope
+  /// cancels the coroutine, and `scope.join()` waits for it to end.
   ///
   /// ```swift
   /// DispatchQueue.main.startCoroutine {
@@ -15,50 +17,64 @@ extension CoroutineScheduler {
   /// }
   /// ```
   ///
-  /// SwiftCoroutine's exact signature, so `startCoroutine(in:task:)` also works with the label
-  /// and as a function value; `startCoroutine(in:stackSize:_:)` sets the stack size and
-  /// `startCoroutine(in:stackMode:_:)` the stack mode. By default the coroutine runs on one of
-  /// the scheduler's shared stacks (see ``CoroutineStackMode``).
-  @preconcurrency
+  /// `startCoroutine(in:stackSize:file:line:_:)` sets the stack size and
+  /// `startCoroutine(in:stackMode:file:line:_:)` the stack mode. By default the coroutine runs
+  /// on one of the scheduler's shared stacks (see ``CoroutineStackMode``).
+  public func startCoroutine(
+    in scope: CoScope? = nil, file: StaticString = #fileID, line: UInt = #line,
+    task: @escaping @Sendable () throws -> Void
+  ) {
+    startCoroutine(in: scope, stack: .automatic, file: file, line: line, task)
+  }
+
+  /// SwiftCoroutine's exact signature, so that `scheduler.startCoroutine(in:task:)` works as a
+  /// function value; calls go to `startCoroutine(in:file:line:task:)`, which records where the
+  /// coroutine was started (this one cannot).
+  @_disfavoredOverload
   public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void)
   {
-    startCoroutine(in: scope, stack: .automatic, task)
+    startCoroutine(in: scope, stack: .automatic, file: unknownStartFile, line: 0, task)
   }
 
   /// Starts a coroutine that runs `task` on this scheduler, on a dedicated stack of
-  /// `stackSize` bytes; otherwise the same as `startCoroutine(in:task:)`.
+  /// `stackSize` bytes; otherwise the same as `startCoroutine(in:file:line:task:)`.
   ///
   /// ```swift
   /// DispatchQueue.global().startCoroutine(stackSize: 1 << 20) { try parseDeeplyNested(input) }
   /// ```
   ///
   /// - Parameters:
-  ///   - scope: cancelling this scope (or its deinit) cancels the coroutine.
+  ///   - scope: cancelling this scope (or its deinit) cancels the coroutine; `scope.join()`
+  ///     waits for it; the scope's uncaught-error handler gets an error it throws.
   ///   - stackSize: bytes of stack for this coroutine, which then has a stack of its own
   ///     (``CoroutineStackMode/dedicated``); `nil` changes nothing (the scheduler's stack mode,
   ///     `Coroutine.defaultStackSize`). The stack is allocated when the coroutine first runs;
   ///     a coroutine that cannot get one (address space or mapping limit exhausted) does not
   ///     run, and the failure is reported on stderr.
+  ///   - file, line: where the coroutine is started, for the report of an error it throws
+  ///     (filled in by the compiler).
   ///   - task: the coroutine's body; an error it throws ends the coroutine.
   @inlinable
-  @preconcurrency
   public func startCoroutine(
-    in scope: CoScope? = nil, stackSize: Int?, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
-    startCoroutine(in: scope, stack: .size(stackSize), task)
+    startCoroutine(in: scope, stack: .size(stackSize), file: file, line: line, task)
   }
 
   /// The one start path: `stack` is what the caller asked for.
   @inlinable
   func startCoroutine(
-    in scope: CoScope?, stack: CoroutineStackRequest, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope?, stack: CoroutineStackRequest, file: StaticString, line: UInt,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
     let coroutine =
       Self.self == DispatchQueue.self
       ? CoroutineContext(
-        queue: _identityCast(self, to: DispatchQueue.self), stack: stack, body: task)
-      : CoroutineContext(scheduler: self, stack: stack, body: task)
-    scope?.add(coroutine)
+        queue: _identityCast(self, to: DispatchQueue.self), stack: stack, file: file, line: line,
+        body: task)
+      : CoroutineContext(scheduler: self, stack: stack, file: file, line: line, body: task)
+    scope?.addCoroutine(coroutine)
     coroutine.start()
   }
 

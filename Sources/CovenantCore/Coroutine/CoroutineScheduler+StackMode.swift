@@ -4,32 +4,31 @@ import Synchronization
 extension CoroutineScheduler {
   /// Starts a coroutine that runs `task` on this scheduler with the stack mode `stackMode`
   /// (a dedicated stack has `Coroutine.defaultStackSize` bytes); otherwise the same as
-  /// `startCoroutine(in:task:)`.
+  /// `startCoroutine(in:file:line:task:)`.
   ///
   /// ```swift
   /// // It hands pointers into its frames to C code that calls back later: no sharing.
   /// queue.startCoroutine(stackMode: .dedicated) { try runLegacyProtocol(connection) }
   /// ```
   @inlinable
-  @preconcurrency
   public func startCoroutine(
-    in scope: CoScope? = nil, stackMode: CoroutineStackMode,
-    _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, stackMode: CoroutineStackMode, file: StaticString = #fileID,
+    line: UInt = #line, _ task: @escaping @Sendable () throws -> Void
   ) {
-    startCoroutine(in: scope, stack: .mode(stackMode), task)
+    startCoroutine(in: scope, stack: .mode(stackMode), file: file, line: line, task)
   }
 
   /// Starts a coroutine running `task` on this scheduler with the stack mode `stackMode`, and
-  /// returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
+  /// returns a future of its result; otherwise the same as `coroutineFuture(file:line:_:)`.
   ///
   /// ```swift
   /// let report = queue.coroutineFuture(stackMode: .dedicated) { try buildReport() }
   /// ```
-  @preconcurrency
   public func coroutineFuture<T>(
-    stackMode: CoroutineStackMode, _ task: @escaping @Sendable () throws -> T
+    stackMode: CoroutineStackMode, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoFuture(scheduler: self, stack: .mode(stackMode), task: task)
+    CoroutineFuture(scheduler: self, stack: .mode(stackMode), file: file, line: line, task: task)
   }
 }
 

@@ -42,16 +42,7 @@ public struct CoroutineStartError: Error, CustomStringConvertible, Sendable {
   }
 }
 
-/// Reports a coroutine that could not start (no `onStartFailure` handler) on stderr, with
-/// `write(2)`: the core does not load Foundation for `FileHandle`.
+/// Reports a coroutine that could not start (no `CoroutineStartFailureReceiver`) on stderr.
 func reportUnstartableCoroutine(_ error: any Error) {
-  var message = "\(error)\n"
-  message.withUTF8 { bytes in
-    var remaining = UnsafeRawBufferPointer(bytes)
-    while !remaining.isEmpty {
-      let written = write(2, remaining.baseAddress, remaining.count)
-      if written <= 0 { return }
-      remaining = UnsafeRawBufferPointer(rebasing: remaining[written...])
-    }
-  }
+  writeLineToStandardError("\(error)")
 }

@@ -11,6 +11,8 @@ import Synchronization
 /// - `suspended`: the coroutine's stack is no longer in use (set by the runner after the switch
 ///   out), so whoever sets `woken` second must schedule it.
 /// - `canceledWake`: the claim was made by `cancel()`; the await throws `.canceled`.
+/// - `timedOutWake`: the claim was made by the await's own timer; a timed wait reports a
+///   timeout.
 ///
 /// `woken` and `suspended` are set with one atomic OR each; exactly one of the two parties sees
 /// the other's bit and continues the coroutine, so no wake-up is lost and none is doubled.
@@ -19,6 +21,7 @@ struct WaitState: ~Copyable {
   static let woken: UInt64 = 2
   static let suspended: UInt64 = 4
   static let canceledWake: UInt64 = 8
+  static let timedOutWake: UInt64 = 16
   private static let flagBits: UInt64 = 8
 
   /// Starts as generation 0, claimed: nothing can wake a coroutine that is not waiting.
@@ -33,10 +36,11 @@ struct WaitState: ~Copyable {
 
   var flags: UInt64 { word.load(ordering: .acquiring) & ((1 << Self.flagBits) - 1) }
 
-  /// Wins the right to resume generation `generation`, or returns false.
-  func claim(_ generation: UInt64, canceling: Bool = false) -> Bool {
+  /// Wins the right to resume generation `generation`, or returns false. `reason` is
+  /// `canceledWake`, `timedOutWake` or 0 (a delivery).
+  func claim(_ generation: UInt64, reason: UInt64 = 0) -> Bool {
     var current = word.load(ordering: .relaxed)
-    let extra = canceling ? Self.claimed | Self.canceledWake : Self.claimed
+    let extra = Self.claimed | reason
     while current >> Self.flagBits == generation && current & Self.claimed == 0 {
       let (exchanged, original) = word.compareExchange(
         expected: current, desired: current | extra, ordering: .acquiringAndReleasing)

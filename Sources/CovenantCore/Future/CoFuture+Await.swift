@@ -21,13 +21,12 @@ extension CoFuture {
 
   /// Like `await()`, but gives up after `timeout`, throwing `CoFutureError.timeout`. The future
   /// itself is not cancelled and may still complete later. A negative timeout counts as zero.
+  ///
+  /// The timer is the coroutine's scheduler's (see `CoroutineScheduler.scheduleTask(after:_:)`)
+  /// and is cancelled as soon as the future completes: a coroutine that is done waiting is not
+  /// kept alive until the timeout would have expired.
   @inlinable
   public func await(timeout: DispatchTimeInterval) throws -> Value {
-    if let result = cell.result(as: Value.self) { return try result.get() }
-    let coroutine = try CoroutineHandle.current()
-    try coroutine.suspend(timeout: timeout) { resumer in
-      whenResolved { _ in resumer.resume() }
-    }
-    return try cell.resolvedResult(as: Value.self).get()
+    try cell.awaitValue(as: Value.self, timeout: timeout)
   }
 }

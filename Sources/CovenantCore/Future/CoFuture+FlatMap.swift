@@ -4,7 +4,7 @@ extension CoFuture {
   /// `callback` runs synchronously on the completing thread (at once if this future is already
   /// complete). Cancelling the returned future cancels this one and the future `callback`
   /// returned.
-  @inlinable @preconcurrency
+  @inlinable
   public func flatMapResult<NewValue>(
     _ callback: @escaping @Sendable (Result<Value, any Error>) -> CoFuture<NewValue>
   ) -> CoFuture<NewValue> {
@@ -29,7 +29,7 @@ extension CoFuture {
   /// ```swift
   /// let posts = fetchUser(id).flatMap { user in fetchPosts(of: user) }
   /// ```
-  @inlinable @preconcurrency
+  @inlinable
   public func flatMap<NewValue>(
     _ callback: @escaping @Sendable (Value) -> CoFuture<NewValue>
   ) -> CoFuture<NewValue> {
@@ -43,7 +43,7 @@ extension CoFuture {
 
   /// A future that replaces this one's error (cancellation included) with the outcome of the
   /// future `callback` returns; values pass through.
-  @inlinable @preconcurrency
+  @inlinable
   public func flatMapError(
     _ callback: @escaping @Sendable (any Error) -> CoFuture<Value>
   ) -> CoFuture<Value> {

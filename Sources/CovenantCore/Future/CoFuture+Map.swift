@@ -3,7 +3,7 @@ extension CoFuture {
   ///
   /// The transform runs synchronously on the completing thread (at once if this future is
   /// already complete). Cancelling the returned future cancels this one.
-  @inlinable @preconcurrency
+  @inlinable
   public func mapResult<NewValue>(
     _ transform: @escaping @Sendable (Result<Value, any Error>) -> Result<NewValue, any Error>
   ) -> CoFuture<NewValue> {
@@ -24,7 +24,7 @@ extension CoFuture {
   /// ```swift
   /// let name = fetchUser(id).map { $0.name }
   /// ```
-  @inlinable @preconcurrency
+  @inlinable
   public func map<NewValue>(
     _ transform: @escaping @Sendable (Value) throws -> NewValue
   ) -> CoFuture<NewValue> {
@@ -37,7 +37,7 @@ extension CoFuture {
   /// ```swift
   /// let avatar = loadAvatar(user).recover { _ in .placeholder }
   /// ```
-  @inlinable @preconcurrency
+  @inlinable
   public func recover(
     _ transform: @escaping @Sendable (any Error) throws -> Value
   ) -> CoFuture<Value> {

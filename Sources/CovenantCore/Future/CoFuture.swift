@@ -69,7 +69,6 @@ public class CoFuture<Value>: @unchecked Sendable {
   ///   session.load(url) { data, error in complete(data.map { .success($0) } ?? .failure(error!)) }
   /// }
   /// ```
-  @preconcurrency
   public convenience init(
     promise: (@escaping @Sendable (Result<Value, any Error>) -> Void) -> Void
   ) {

@@ -16,11 +16,11 @@ extension Promise {
   }
 
   /// Like `await()`, but throws `CoFutureError.timeout` if the promise has not resolved within
-  /// `timeout` (the promise itself is left alone).
-  public func await(timeout: DispatchTimeInterval) throws -> Value {
-    if let result { return try result.get() }
-    let coroutine = try CoroutineContext.requireCurrent()
-    try coroutine.suspendUntil(timeout: timeout) { waker in whenResolved { _ in waker.resume() } }
-    return try result!.get()
+  /// `timeout` (the promise itself is left alone). A negative timeout counts as zero.
+  ///
+  /// The timer is the coroutine's scheduler's and is cancelled as soon as the promise
+  /// resolves, so a coroutine that is done waiting is freed at once.
+  @inlinable public func await(timeout: DispatchTimeInterval) throws -> Value {
+    try cell.awaitValue(as: Value.self, timeout: timeout)
   }
 }

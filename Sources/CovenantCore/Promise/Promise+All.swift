@@ -13,7 +13,6 @@ import Dispatch
 /// promises have the same type (`all(a, b).then { pair in pair.0 }`); state the array type
 /// (`let both: Promise<[User]> = all(a, b)`) or pass an array for this form.
 @_disfavoredOverload  // the tuple forms win for two to four promises, as in google/promises
-@preconcurrency
 public func all<Value>(
   on queue: DispatchQueue = .promises,
   _ promises: Promise<Value>...
@@ -28,7 +27,6 @@ public func all<Value>(
 /// ```swift
 /// all(ids.map(fetchUser)).then { users in show(users) }
 /// ```
-@preconcurrency
 public func all<Value, Promises: Sequence>(
   on queue: DispatchQueue = .promises,
   _ promises: Promises
@@ -48,7 +46,6 @@ public func all<Value, Promises: Sequence>(
 /// ```swift
 /// all(fetchAvatar(for: user), fetchCover(for: user)).then { avatar, cover in show(avatar, cover) }
 /// ```
-@preconcurrency
 public func all<A, B>(
   on queue: DispatchQueue = .promises,
   _ promiseA: Promise<A>,
@@ -62,7 +59,6 @@ public func all<A, B>(
 
 /// Returns a promise fulfilled with the three values once all three promises are fulfilled; it
 /// is rejected as soon as any is rejected.
-@preconcurrency
 public func all<A, B, C>(
   on queue: DispatchQueue = .promises,
   _ promiseA: Promise<A>,
@@ -77,7 +73,6 @@ public func all<A, B, C>(
 
 /// Returns a promise fulfilled with the four values once all four promises are fulfilled; it
 /// is rejected as soon as any is rejected.
-@preconcurrency
 public func all<A, B, C, D>(
   on queue: DispatchQueue = .promises,
   _ promiseA: Promise<A>,

@@ -9,7 +9,6 @@ extension Promise {
   /// fetchUser(id).then { show($0) }.always { spinner.stop() }
   /// ```
   @discardableResult
-  @preconcurrency
   public func always(
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable () -> Void

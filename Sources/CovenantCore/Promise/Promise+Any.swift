@@ -13,7 +13,6 @@ import Dispatch
 /// With two or three promises the tuple forms are chosen, as in google/promises, even when the
 /// promises have the same type; state the array type or pass an array for this form.
 @_disfavoredOverload  // the tuple forms win for two to four promises, as in google/promises
-@preconcurrency
 public func any<Value>(
   on queue: DispatchQueue = .promises,
   _ promises: Promise<Value>...
@@ -24,7 +23,6 @@ public func any<Value>(
 /// Returns a promise that waits for all `promises` to settle and is fulfilled with their
 /// outcomes, in order, if at least one was fulfilled; if all were rejected, it is rejected with
 /// the error of the last to settle. With no promises it is fulfilled with `[]`.
-@preconcurrency
 public func any<Value, Promises: Sequence>(
   on queue: DispatchQueue = .promises,
   _ promises: Promises
@@ -44,7 +42,6 @@ public func any<Value, Promises: Sequence>(
 ///   show(avatar.value ?? .placeholder, cover.value)
 /// }
 /// ```
-@preconcurrency
 public func any<A, B>(
   on queue: DispatchQueue = .promises,
   _ promiseA: Promise<A>,
@@ -59,7 +56,6 @@ public func any<A, B>(
 /// Returns a promise that waits for the three promises to settle and is fulfilled with their
 /// outcomes if at least one was fulfilled; if all were rejected, it is rejected with the error
 /// of the last to settle.
-@preconcurrency
 public func any<A, B, C>(
   on queue: DispatchQueue = .promises,
   _ promiseA: Promise<A>,

@@ -12,8 +12,13 @@ extension Promise {
   ///   session.load(url) { data, error in error.map(reject) ?? fulfill(data!) }
   /// }
   /// ```
-  @preconcurrency
-  public convenience init(on queue: DispatchQueue = .promises, _ work: @escaping @Sendable Async) {
+  public convenience init(
+    on queue: DispatchQueue = .promises,
+    _ work: @escaping @Sendable (
+      _ fulfill: @escaping @Sendable (Value) -> Void,
+      _ reject: @escaping @Sendable (any Error) -> Void
+    ) throws -> Void
+  ) {
     self.init()
     retainUntilResolved()
     PromiseDispatch.async(on: queue) { [self] in

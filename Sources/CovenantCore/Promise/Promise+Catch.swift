@@ -8,7 +8,6 @@ extension Promise {
   /// fetchUser(id).then { show($0) }.catch { error in log(error) }
   /// ```
   @discardableResult
-  @preconcurrency
   public func `catch`(
     on queue: DispatchQueue = .promises,
     _ reject: @escaping @Sendable (any Error) -> Void

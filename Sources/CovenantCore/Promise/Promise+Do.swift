@@ -14,8 +14,7 @@ extension Promise {
   /// `Promise<User>`), and a block that only throws (`Promise<Int> { throw E() }`) is not
   /// ambiguous: it rejects, whichever form runs it.
   @_disfavoredOverload
-  @preconcurrency
-  public convenience init(on queue: DispatchQueue = .promises, _ work: @escaping @Sendable Do<Value>) {
+  public convenience init(on queue: DispatchQueue = .promises, _ work: @escaping @Sendable () throws -> Value) {
     self.init()
     retainUntilResolved()
     PromiseDispatch.async(on: queue) { [self] in
@@ -25,9 +24,8 @@ extension Promise {
 
   /// Creates a pending promise, runs `work` asynchronously on `queue` and adopts the outcome of
   /// the promise it returns, or rejects it with what it throws.
-  @preconcurrency
   public convenience init(
-    on queue: DispatchQueue = .promises, _ work: @escaping @Sendable Do<Promise<Value>>
+    on queue: DispatchQueue = .promises, _ work: @escaping @Sendable () throws -> Promise<Value>
   ) {
     self.init()
     retainUntilResolved()

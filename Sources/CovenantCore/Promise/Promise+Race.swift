@@ -8,7 +8,6 @@ import Dispatch
 /// ```swift
 /// race(fetchFromCache(key), fetchFromNetwork(key)).then { show($0) }
 /// ```
-@preconcurrency
 public func race<Value>(
   on queue: DispatchQueue = .promises,
   _ promises: Promise<Value>...
@@ -20,7 +19,6 @@ public func race<Value>(
 /// later outcomes are ignored.
 ///
 /// - Precondition: `promises` is not empty.
-@preconcurrency
 public func race<Value>(
   on queue: DispatchQueue = .promises,
   _ promises: [Promise<Value>]

@@ -9,7 +9,6 @@ extension Promise {
   /// fetchAvatar(for: user).recover { _ in fetchDefaultAvatar() }
   /// ```
   @discardableResult
-  @preconcurrency
   public func recover(
     on queue: DispatchQueue = .promises,
     _ recovery: @escaping @Sendable (any Error) throws -> Promise<Value>
@@ -30,7 +29,6 @@ extension Promise {
   /// fetchAvatar(for: user).recover { _ in Avatar.placeholder }
   /// ```
   @discardableResult
-  @preconcurrency
   public func recover(
     on queue: DispatchQueue = .promises,
     _ recovery: @escaping @Sendable (any Error) throws -> Value

@@ -11,7 +11,6 @@ extension Promise {
   /// Promise("").reduce(1, 2, 3) { text, number in Promise(text + String(number)) }  // "123"
   /// ```
   @discardableResult
-  @preconcurrency
   public func reduce<Element>(
     on queue: DispatchQueue = .promises,
     _ items: Element...,
@@ -31,7 +30,6 @@ extension Promise {
   /// Promise(0).reduce(urls) { total, url in download(url).then { total + $0.count } }
   /// ```
   @discardableResult
-  @preconcurrency
   public func reduce<Items: Sequence>(
     on queue: DispatchQueue = .promises,
     _ items: Items,

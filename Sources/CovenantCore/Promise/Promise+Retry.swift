@@ -18,7 +18,6 @@ import Dispatch
 /// }.then { show($0) }
 /// ```
 @discardableResult
-@preconcurrency
 public func retry<Value>(
   on queue: DispatchQueue = .promises,
   attempts count: Int = 1,

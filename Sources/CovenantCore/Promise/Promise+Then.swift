@@ -11,7 +11,6 @@ extension Promise {
   /// ```
   @inlinable
   @discardableResult
-  @preconcurrency
   public func then<Result>(
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable (Value) throws -> Promise<Result>
@@ -33,7 +32,6 @@ extension Promise {
   /// ```
   @inlinable
   @discardableResult
-  @preconcurrency
   public func then<Result>(
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable (Value) throws -> Result
@@ -49,7 +47,6 @@ extension Promise {
   /// ```
   @inlinable
   @discardableResult
-  @preconcurrency
   public func then(
     on queue: DispatchQueue = .promises,
     _ work: @escaping @Sendable (Value) throws -> Void

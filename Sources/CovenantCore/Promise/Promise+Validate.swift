@@ -9,7 +9,6 @@ extension Promise {
   /// fetchUser(id).validate { $0.isActive }.then { greet($0) }
   /// ```
   @discardableResult
-  @preconcurrency
   public func validate(
     on queue: DispatchQueue = .promises,
     _ predicate: @escaping @Sendable (Value) -> Bool

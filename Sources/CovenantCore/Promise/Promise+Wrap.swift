@@ -15,7 +15,6 @@ import Dispatch
 /// wrap { done in animator.run(completion: done) }.then { showNextScreen() }
 /// ```
 @discardableResult
-@preconcurrency
 public func wrap(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) throws -> Void
@@ -31,7 +30,6 @@ public func wrap(
 /// ```
 @_disfavoredOverload
 @discardableResult
-@preconcurrency
 public func wrap(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable () -> Void) throws -> Void
@@ -45,7 +43,6 @@ public func wrap(
 /// wrap { handler in geocoder.lookUp(address, completion: handler) }   // Promise<Location>
 /// ```
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Value) -> Void) throws -> Void
@@ -57,7 +54,6 @@ public func wrap<Value>(
 /// with it, `nil` included.
 @_disfavoredOverload
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Value?) -> Void) throws -> Void
@@ -72,7 +68,6 @@ public func wrap<Value>(
 /// wrap { handler in file.write(data, completion: handler) }.then { print("saved") }
 /// ```
 @discardableResult
-@preconcurrency
 public func wrap(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?) -> Void) throws -> Void
@@ -91,7 +86,6 @@ public func wrap(
 /// wrap { handler in store.count(completion: handler) }   // handler: (Int, Error?) -> Void
 /// ```
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Value, (any Error)?) -> Void) throws
@@ -107,7 +101,6 @@ public func wrap<Value>(
 /// Wraps an API whose completion handler takes an optional error and a value; the promise is
 /// rejected with a non-`nil` error, else fulfilled with the value.
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?, Value) -> Void) throws
@@ -128,7 +121,6 @@ public func wrap<Value>(
 /// ```
 @_disfavoredOverload
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Value?, (any Error)?) -> Void) throws
@@ -145,7 +137,6 @@ public func wrap<Value>(
 /// promise is rejected with a non-`nil` error, else fulfilled with the value, `nil` included.
 @_disfavoredOverload
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?, Value?) -> Void) throws
@@ -165,7 +156,6 @@ public func wrap<Value>(
 /// wrap { handler in session.dataTask(url, completion: handler) }   // (Data?, Response?, Error?)
 /// ```
 @discardableResult
-@preconcurrency
 public func wrap<Value1, Value2>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (
@@ -186,7 +176,6 @@ public func wrap<Value1, Value2>(
 /// wrap { handler in api.fetchUser(id, completion: handler) }   // (Result<User, Error>) -> Void
 /// ```
 @discardableResult
-@preconcurrency
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
   _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Result<Value, any Error>) -> Void)

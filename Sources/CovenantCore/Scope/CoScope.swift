@@ -19,16 +19,30 @@ import Synchronization
 /// }
 /// ```
 ///
+/// `join()` waits until every coroutine of the scope has ended, and `cancelAndJoin()` cancels
+/// them first; `uncaughtErrorHandler` receives the errors their bodies throw.
+///
 /// Thread-safe: items may be added and the scope cancelled from any thread.
 public final class CoScope: CoCancellable, @unchecked Sendable {
-  private struct State: @unchecked Sendable {
+  struct State: @unchecked Sendable {
     var items: [UInt64: WeakCancellable] = [:]
     var nextKey: UInt64 = 0
     var isCanceled = false
     var callbacks: [() -> Void] = []
+    /// Coroutines started in the scope (or of futures added to it) whose bodies have not
+    /// ended; unlike `items`, kept through a cancel, for `join()`.
+    var running: Set<ObjectIdentifier> = []
+    /// Called once `running` is empty.
+    var joiners: [@Sendable () -> Void] = []
+    /// Scopes added to this one, which `join()` also waits for (kept through a cancel too).
+    var children: [WeakScope] = []
+    var uncaughtErrorHandler: (@Sendable (UncaughtCoroutineError) -> Void)?
+    /// The scope this one was added to, whose uncaught-error handler serves when this one has
+    /// none.
+    var parent: WeakScope?
   }
 
-  private let state = Mutex(State())
+  let state = Mutex(State())
 
   /// Creates an empty scope.
   public init() {}
@@ -36,7 +50,31 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
   deinit { cancel() }
 
   /// Adds `item`; cancels it at once if the scope is already cancelled.
+  ///
+  /// A scope added this way becomes a child: this scope's `join()` waits for its coroutines
+  /// too, and its coroutines' uncaught errors go to this scope's handler when it has none. A
+  /// future of `coroutineFuture` added this way is joined like a coroutine started in the
+  /// scope.
   public func add(_ item: some CoCancellable) {
+    if let child = item as? CoScope {
+      child.state.withCriticalSection { $0.parent = WeakScope(self) }
+      state.withCriticalSection { $0.children.append(WeakScope(child)) }
+    } else if let coroutine = (item as? any JoinableFuture)?.coroutine {
+      track(coroutine)
+    }
+    addCancellable(item)
+  }
+
+  /// Adds a coroutine started in the scope (`startCoroutine(in:)`): cancelled with the scope,
+  /// waited for by `join()`, its uncaught errors given to the scope's handler.
+  @usableFromInline
+  func addCoroutine(_ coroutine: CoroutineContext) {
+    coroutine.scopeLink = WeakScopeLink(self)
+    track(coroutine)
+    addCancellable(coroutine)
+  }
+
+  private func addCancellable(_ item: some CoCancellable) {
     let key = state.withCriticalSection { state -> UInt64? in
       guard !state.isCanceled else { return nil }
       state.nextKey += 1
@@ -92,7 +130,19 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
   }
 }
 
-private struct WeakCancellable {
+struct WeakCancellable {
   weak var item: (any CoCancellable)?
   init(_ item: any CoCancellable) { self.item = item }
+}
+
+struct WeakScope {
+  weak var scope: CoScope?
+  init(_ scope: CoScope) { self.scope = scope }
+}
+
+/// A coroutine's weak reference to the scope it was started in, allocated only for coroutines
+/// started in one.
+final class WeakScopeLink: Sendable {
+  weak let scope: CoScope?
+  init(_ scope: CoScope) { self.scope = scope }
 }

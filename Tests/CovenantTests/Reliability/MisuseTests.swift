@@ -180,7 +180,7 @@ final class MisuseTests: XCTestCase {
   func testSelectWithNoCaseIsAPreconditionFailure() throws {
     try ChildProcess.expectCrash(
       test: "MisuseTests/testChildMisuse", variable: Self.childVariable, value: "emptySelect",
-      message: "CoChannel.select needs at least one case or a default")
+      message: "CoChannel.select needs at least one case, a default or a timeout")
   }
 
   func testChildMisuse() throws {

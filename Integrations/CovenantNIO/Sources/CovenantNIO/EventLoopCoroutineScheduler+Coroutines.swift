@@ -12,7 +12,6 @@ extension EventLoopCoroutineScheduler {
   /// Starting is asynchronous: `task` runs in a later loop task (or, when called inside a turn
   /// of this loop, right after the current item), never before this method returns. On a loop
   /// that has already shut down, `task` never runs.
-  @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
   ) {
@@ -34,7 +33,6 @@ extension EventLoopCoroutineScheduler {
   /// pending `await` throws `CoroutineError.canceled`) and the future fails with
   /// `EventLoopError.shutdown`. On a loop that has already shut down, `task` never runs and
   /// the future is failed with `EventLoopError.shutdown` at once.
-  @preconcurrency
   public func coroutineFuture<T>(
     stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
@@ -65,7 +63,6 @@ extension EventLoop {
   ///   try channel.writeAndFlush(render(user, quota)).await()
   /// }
   /// ```
-  @preconcurrency
   public func startCoroutine(
     in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
   ) {
@@ -74,7 +71,6 @@ extension EventLoop {
 
   /// Starts a coroutine on this loop and returns a future of its result (see
   /// `EventLoopCoroutineScheduler.coroutineFuture`).
-  @preconcurrency
   public func coroutineFuture<T>(
     stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {

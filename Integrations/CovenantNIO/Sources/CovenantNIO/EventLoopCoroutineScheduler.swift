@@ -54,7 +54,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   let coroutines = CoScope()
 
   /// Where tasks go once the loop has shut down.
-  private static let afterShutdown = DispatchQueue(label: "CovenantNIO.after-event-loop-shutdown")
+  static let afterShutdown = DispatchQueue(label: "CovenantNIO.after-event-loop-shutdown")
 
   /// Runs a task that can no longer go to the loop. `@unchecked`: a scheduler task is not
   /// `Sendable`, but it is made to run on another thread (that is what a scheduler is for).

@@ -1,0 +1,82 @@
+import Dispatch
+
+/// The parts of `select` that work on the kept cases: the random pick of `selectUnbiased` and
+/// the wait.
+///
+/// The wait is Go's, with claim-based wake-ups and no lock held across channels: each case
+/// queues a waiter in its own channel under that channel's lock only, every waiter sharing the
+/// coroutine's one waker. Whoever completes a case first wins the waker's claim, so exactly
+/// one case happens, and the select then takes its other waiters out of their queues. A case
+/// found ready while queuing is performed only after the select has won its own claim (a peer
+/// of an earlier case, or a cancel, may have won it); if that case's peers all turn out stale,
+/// the select wakes itself and starts over (the stale peers are gone by then, so this ends).
+extension SelectSlots {
+  /// Tries the cases in a uniformly random order and performs the first that can complete
+  /// without waiting, returning what its body returns: every ready case has the same chance.
+  /// `nil` if none could.
+  @inlinable
+  func attemptInRandomOrder() throws -> Output? {
+    if count > SelectRandomOrder.maxCount { return try attemptInShuffledOrder() }
+    var order = SelectRandomOrder(count: count)
+    while let index = order.next() {
+      let slot = self[index]
+      if let output = try slot.pointee.complete(slot, true) { return output }
+    }
+    return nil
+  }
+
+  /// `attemptInRandomOrder` for a select of many cases (it allocates the order).
+  @usableFromInline
+  func attemptInShuffledOrder() throws -> Output? {
+    var generator = SelectRandom.Generator()
+    for index in (0..<count).shuffled(using: &generator) {
+      let slot = self[index]
+      if let output = try slot.pointee.complete(slot, true) { return output }
+    }
+    return nil
+  }
+
+  /// Suspends the current coroutine until one case completes, and returns what its body
+  /// returns (every other waiter withdrawn first); `nil` if `timeout` expired first (no case is
+  /// then performed).
+  ///
+  /// - Throws: what the body throws; `CoroutineError.calledOutsideCoroutine`;
+  ///   `CoroutineError.canceled` if the coroutine is cancelled first (no case is then
+  ///   performed).
+  @inlinable
+  func wait(timeout: DispatchTimeInterval) throws -> Output? {
+    // fatalError, not precondition: an optimized build drops a precondition's message.
+    if count == 0, case .never = timeout {
+      fatalError("CoChannel.select needs at least one case, a default or a timeout")
+    }
+    let coroutine = try CoroutineHandle.current()
+    while true {
+      // A retry (below) waits for the whole interval again: it only happens when a case found
+      // ready turned out stale, a race that leaves no time to speak of.
+      let timedOut: Bool
+      do {
+        timedOut = try coroutine.suspend(timeout: timeout) { waker in
+          for index in 0..<count {
+            let slot = self[index]
+            switch slot.pointee.step(slot, .register(waker)) {
+            case .queued, .none: continue
+            case .won, .stale: return waker.wake()
+            case .lost: return
+            }
+          }
+        }
+      } catch {
+        forEach(.withdraw)
+        throw error
+      }
+      var winner: UnsafeMutablePointer<Slot>?
+      for index in 0..<count {
+        let slot = self[index]
+        if case .won = slot.pointee.step(slot, .withdraw) { winner = slot }
+      }
+      if let winner { return try winner.pointee.complete(winner, false).unsafelyUnwrapped }
+      if timedOut { return nil }
+      // Woken by ourselves with nothing performed (all peers were stale): try again.
+    }
+  }
+}

@@ -1,0 +1,41 @@
+/// A coroutine's timer, reused from one timed wait to the next: its place in `TimerQueue` when
+/// the coroutine runs on a dispatch queue, or the timer its scheduler returned otherwise.
+///
+/// The coroutine owns its entry. The entry refers back to the coroutine without owning it, except
+/// while it is armed in `TimerQueue`: arming takes a reference to the coroutine that belongs to
+/// the heap, and whoever takes the entry out gives it back — the wait's `disarm()`, or the firing
+/// once it has made its claim. So a firing that races with the end of the wait still finds the
+/// coroutine alive, no cycle keeps a finished coroutine, and a disarmed timer holds nothing.
+final class CoroutineTimerEntry: TimerEntry, @unchecked Sendable {
+  /// Unretained; see above for when the entry holds a reference.
+  private let coroutine: Unmanaged<CoroutineContext>
+  // Unchecked exclusivity: both are set and cleared by the coroutine only, in its own wait.
+  /// Whether the current wait's timer is this entry in `TimerQueue`.
+  @exclusivity(unchecked) var isOnQueue = false
+  /// Otherwise, the timer the coroutine's scheduler returned.
+  @exclusivity(unchecked) var scheduledTimer: (any CoroutineTimer)?
+
+  init(_ coroutine: CoroutineContext) { self.coroutine = Unmanaged.passUnretained(coroutine) }
+
+  /// Arms the entry in `TimerQueue` (see `TimerQueue.arm`), with the heap's reference to the
+  /// coroutine.
+  func arm(after nanoseconds: UInt64, token: UInt64) {
+    isOnQueue = true
+    _ = coroutine.retain()
+    TimerQueue.arm(self, after: nanoseconds, token: token)
+  }
+
+  override func fire(token: UInt64) {
+    coroutine._withUnsafeGuaranteedRef { $0.timerFired(TimerToken(rawValue: token)) }
+    coroutine.release()  // the heap's reference, taken out with the entry
+  }
+
+  /// Cancels whichever timer the current wait armed.
+  func disarm() {
+    if isOnQueue {
+      if TimerQueue.disarm(self) { coroutine.release() }
+    } else {
+      scheduledTimer.take()?.cancel()
+    }
+  }
+}
