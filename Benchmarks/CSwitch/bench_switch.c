@@ -1,8 +1,13 @@
 // C5: raw context-switch round trip of cov_jump_fcontext against a reference fcontext-style
 // switch written here (same registers saved, push/pop style, as Boost.Context's fcontext does),
 // measured in the same run; plus the cov_fiber resume+suspend round trip (info).
+// C6: evict + restore of a shared-stack fiber's frames (copy-on-suspend) with 256 B, 1 KiB and
+// 4 KiB of stack in use: two fibers alternating on one shared stack (each resume copies the
+// other out and itself back in) against the same two on two stacks (no copy), same run; the
+// difference is the cost of one evict + restore. Allocations counted by interposing malloc.
 //
-// Output: one "C5 ..." line with the ratio and the target, and one "info ..." line.
+// Output: one "C5 ..." line with the ratio and the target, "info ..." lines, and one "C6 ..."
+// line per size.
 
 #define _GNU_SOURCE
 #include "CCoroutineContext.h"
@@ -113,6 +118,26 @@ __asm__(
 #error "unsupported architecture"
 #endif
 
+// MARK: - Allocation counting (C6)
+
+#if defined(__GLIBC__)
+extern void *__libc_malloc(size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+static long allocations;
+void *malloc(size_t size) {
+  allocations++;
+  return __libc_malloc(size);
+}
+void *aligned_alloc(size_t alignment, size_t size) {
+  allocations++;
+  return __libc_memalign(alignment, size);
+}
+#define ALLOCATIONS_COUNTED 1
+#else
+static long allocations;
+#define ALLOCATIONS_COUNTED 0
+#endif
+
 // MARK: - Workloads
 
 static double now_ns(void) {
@@ -204,6 +229,98 @@ static void run_many(double *create_ns, double *finish_ns) {
   free(fibers);
 }
 
+static double median(double *values, int count);
+
+// C6: a fiber that keeps `pad` bytes of frames below its entry and suspends forever.
+typedef struct {
+  size_t pad;
+} c6_job_t;
+
+static __attribute__((noinline)) void c6_loop(void) {
+  for (;;) cov_fiber_suspend();
+}
+
+static void c6_entry(void *argument) {
+  c6_job_t *job = argument;
+  volatile char *pad = __builtin_alloca(job->pad);
+  if (job->pad) pad[0] = pad[job->pad - 1] = 1;
+  c6_loop();
+}
+
+static size_t c6_used(cov_fiber_t *fiber) {
+  cov_fiber_frames_t frames;
+  if (!cov_fiber_frames(fiber, &frames)) return 0;
+  return (size_t)((const char *)frames.stack_high - (const char *)frames.sp);
+}
+
+// Two fibers of group `key` alternately resumed `iterations` times each; ns per resume.
+static double c6_alternate(cov_fiber_t *a, cov_fiber_t *b, long count) {
+  double start = now_ns();
+  for (long i = 0; i < count; i++) {
+    cov_fiber_resume(a);
+    cov_fiber_resume(b);
+  }
+  return (now_ns() - start) / (double)(2 * count);
+}
+
+// Pads two fibers so that each has `target` bytes in use when suspended (calibrated with an
+// unpadded fiber of a group of its own, which is left suspended: these fibers never end).
+static void c6_make(const void *key, size_t stacks, size_t target, c6_job_t *jobs,
+                    cov_fiber_t **fibers) {
+  static int calibration_key;
+  static c6_job_t bare_job;
+  static size_t bare;
+  if (bare == 0) {
+    cov_fiber_t *probe =
+        cov_fiber_create_shared(cov_stack_group(&calibration_key), 0, c6_entry, &bare_job);
+    cov_fiber_resume(probe);
+    bare = c6_used(probe);
+  }
+  for (int i = 0; i < 2; i++) {
+    jobs[i].pad = target > bare ? (target - bare + 15) & ~(size_t)15 : 0;
+    fibers[i] = cov_fiber_create_shared(cov_stack_group(key), stacks, c6_entry, &jobs[i]);
+    cov_fiber_resume(fibers[i]);
+  }
+}
+
+static void run_c6(double raw_round_trip, int runs) {
+  static const size_t sizes[] = {256, 1024, 4096};
+  static const char *const budgets[] = {"<= 60ns", "<= 150ns", "reported"};
+  static const double limits[] = {60, 150, 0};
+  int eager = cov_shared_stacks_eager_eviction();
+  cov_shared_stacks_set_eager_eviction(0);
+  for (int s = 0; s < 3; s++) {
+    static int keys[3][2];
+    c6_job_t copy_jobs[2], plain_jobs[2];
+    cov_fiber_t *copy[2], *plain[2];
+    c6_make(&keys[s][0], 1, sizes[s], copy_jobs, copy);    // both on one stack: copies
+    c6_make(&keys[s][1], 2, sizes[s], plain_jobs, plain);  // one stack each: none
+    long count = iterations / 10;
+    c6_alternate(copy[0], copy[1], count / 10 + 1);  // warm up (buffers allocated here)
+    c6_alternate(plain[0], plain[1], count / 10 + 1);
+    long before = allocations;
+    c6_alternate(copy[0], copy[1], 1000);
+    long steady = allocations - before;
+    double with_copy[99], without[99], differences[99];
+    for (int r = 0; r < runs; r++) {
+      with_copy[r] = c6_alternate(copy[0], copy[1], count);
+      without[r] = c6_alternate(plain[0], plain[1], count);
+      differences[r] = with_copy[r] - without[r];
+    }
+    double cost = median(differences, runs);
+    size_t used = c6_used(copy[0]);
+    char verdict[16] = "";
+    if (limits[s] > 0) snprintf(verdict, sizeof verdict, "%s", cost <= limits[s] ? "PASS" : "MISS");
+    printf("C6  %zuB  covenant=%.1fns  baseline(no copy: resume+suspend on its own stack)=%.1fns  "
+           "evict+restore=%.1fns  used=%zuB  ratio-to-C5=%.2f  allocations/op=%s  target=%s  %s\n",
+           sizes[s], median(with_copy, runs), median(without, runs), cost, used,
+           cost / raw_round_trip,
+           ALLOCATIONS_COUNTED ? (steady == 0 ? "0 (buffer reused)" : "over 0") : "not counted",
+           budgets[s], verdict);
+  }
+  cov_shared_stacks_set_eager_eviction(eager);
+}
+
 static int compare(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -252,6 +369,7 @@ int main(int argc, char **argv) {
   printf("info  fiber create+run+destroy (pooled stack)=%.1fns  100,000 alive at once: "
          "create=%.0fns finish+destroy=%.0fns per fiber (guard markers: %s)\n",
          lifecycle, create_ns, finish_ns, cov_stack_uses_guard_markers() ? "yes" : "no");
+  run_c6(c, runs);
   // The echo fiber is left suspended inside its loop: the process ends here.
   return 0;
 }

@@ -9,6 +9,7 @@ src="$root/Sources/CCoroutineContext"
 out="$here/out"
 mkdir -p "$out"
 cc -O2 -std=gnu11 -Wall -Wextra -Werror -I "$src/include" -pthread \
-  "$here/bench_switch.c" "$src/fiber.c" "$src/stack.c" "$src/overflow.c" \
+  "$here/bench_switch.c" "$src/fiber.c" "$src/fiber_record.c" "$src/shared_stack.c" \
+  "$src/stack.c" "$src/overflow.c" \
   "$src/switch_x86_64.S" "$src/switch_arm64.S" -o "$out/bench_switch"
 "$out/bench_switch" "$@"

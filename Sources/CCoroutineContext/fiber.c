@@ -1,8 +1,11 @@
 // Fibers: a stack, a saved context and the bookkeeping that sanitizers and Swift's exclusivity
 // checking need, behind an asymmetric resume/suspend API.
 //
-// The fiber record lives at the top of its own stack (no separate allocation). Resume and
-// suspend take no locks, make no system calls and allocate nothing.
+// A dedicated fiber's record lives at the top of its own stack (no separate allocation); a
+// shared-stack fiber's record is a small heap block (fiber_record.c) and its stack is one of its
+// group's (shared_stack.c). Resume and suspend of a dedicated fiber take no locks, make no
+// system calls and allocate nothing; a shared fiber adds one compare-and-swap on each side of
+// the switch while its frames stay in place.
 //
 // Threads: a fiber runs on the thread that resumes it. A suspended fiber may be resumed on any
 // thread, but by one resumer at a time, and only after the cov_fiber_resume that ran it before
@@ -73,32 +76,11 @@ void __tsan_release(void *address);
 
 // MARK: - State
 
-struct cov_fiber {
-  cov_fcontext_t context;   // the fiber's own context while it is not running
-  cov_fcontext_t resumer;   // the context that resumed it, while it is running
-  cov_fiber_t *previous;    // the fiber that was current on the resuming thread
-  cov_fiber_entry_t entry;
-  void *argument;
-  void *exclusivity[2];     // Swift's per-task exclusivity access set, moved on every switch
-  void *resumer_resolution; // the resumer's COV_TLS_SLOT_RESOLUTION, given back when switching to it
-  cov_stack_t stack;
-  bool started;
-  bool running;
-  bool finished;
-  bool track_exclusivity;   // call the Swift exclusivity hooks (default; see the header)
-#if defined(COV_ASAN)
-  void *fake_stack;                // the fiber's ASan fake stack while it is switched out
-  const void *resumer_bottom;      // the resumer's stack, for switching back to it
-  size_t resumer_size;
-#endif
-#if defined(COV_TSAN)
-  void *tsan_fiber;
-  void *tsan_resumer;
-#endif
-};
-
-// The record sits below the top of the stack, 64-aligned: keep it within the documented 256 bytes.
-_Static_assert(sizeof(cov_fiber_t) + 63 <= 256, "fiber record too large");
+// A dedicated fiber's record and stack descriptor sit below the top of its stack, 64-aligned:
+// keep them within the documented 256 bytes.
+_Static_assert(sizeof(cov_fiber_t) + sizeof(cov_stack_t) + 63 <= 256, "fiber record too large");
+_Static_assert(sizeof(cov_fiber_t) % _Alignof(cov_stack_t) == 0, "stack descriptor misaligned");
+_Static_assert(sizeof(bool) == 1, "the flags of a fiber are tested as one 32-bit word");
 
 COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
@@ -109,13 +91,19 @@ typedef struct {
 
 static COV_TLS thread_state_t thread_state;
 
-static __attribute__((noreturn, cold)) void misuse(const char *message) {
-  static const char prefix[] = "Covenant: fiber misuse: ";
+void cov_fatal(const char *message) {
+  static const char prefix[] = "Covenant: ";
   ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
   ignored = write(STDERR_FILENO, message, strlen(message));
   ignored = write(STDERR_FILENO, "\n", 1);
   (void)ignored;
   abort();
+}
+
+static __attribute__((noreturn, cold)) void misuse(const char *message) {
+  char text[160] = "fiber misuse: ";
+  strncat(text, message, sizeof text - strlen(text) - 1);
+  cov_fatal(text);
 }
 
 // The thread state as seen from code that may run on another thread than earlier in the same
@@ -124,6 +112,12 @@ static __attribute__((noreturn, cold)) void misuse(const char *message) {
 static __attribute__((noinline)) thread_state_t *fresh_thread_state(void) {
   __asm__ volatile("" ::: "memory");
   return &thread_state;
+}
+
+const cov_stack_t *cov_fiber_stack(const cov_fiber_t *fiber) {
+  static const cov_stack_t none;
+  if (!fiber->is_shared) return cov_own_stack(fiber);
+  return fiber->bound ? &fiber->shared.stack->stack : &none;
 }
 
 // The thread-local slots as seen from code that may run on another thread than earlier in the
@@ -135,33 +129,48 @@ static __attribute__((noinline)) void **fresh_tls_slots(void) {
 
 // MARK: - Entry
 
+static __attribute__((noinline, noreturn)) void leave_finished_fiber(cov_fiber_t *fiber);
+
 static void fiber_main(cov_transfer_t transfer) {
   cov_fiber_t *fiber = transfer.data;  // fiber->resumer was stored by the switch
 #if defined(COV_ASAN)
   __sanitizer_finish_switch_fiber(NULL, &fiber->resumer_bottom, &fiber->resumer_size);
 #endif
-
   fiber->entry(fiber->argument);
+  // The entry returned (possibly on another thread than the one we started on). A function of
+  // its own: this frame, below every frame of the fiber, then holds only `fiber` (a suspended
+  // shared-stack fiber's copy includes it).
+  leave_finished_fiber(fiber);
+}
 
-  // The entry returned (possibly on another thread than the one we started on): leave for good.
+// Leaves a fiber whose entry returned, for good.
+static void leave_finished_fiber(cov_fiber_t *fiber) {
   thread_state_t *state = fresh_thread_state();
   state->current = fiber->previous;
   fresh_tls_slots()[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
+  // Nothing of the record is touched after the hand-over: once the resumer runs again it may
+  // destroy the fiber and another thread reuse the record.
+  cov_fcontext_t resumer = fiber->resumer;
 #if defined(COV_TSAN)
-  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+  void *tsan_resumer = fiber->tsan_resumer;
+#endif
+#if defined(COV_ASAN)
+  const void *resumer_bottom = fiber->resumer_bottom;
+  size_t resumer_size = fiber->resumer_size;
 #endif
   COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_ASAN)
-  __sanitizer_start_switch_fiber(NULL, fiber->resumer_bottom, fiber->resumer_size);
+  __sanitizer_start_switch_fiber(NULL, resumer_bottom, resumer_size);
 #endif
 #if defined(COV_TSAN)
   __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
-  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
-  __builtin_trap();  // a finished fiber is never resumed
+  cov_fcontext_t abandoned;  // the context of a finished fiber is never resumed
+  cov_fiber_switch_hidden(&abandoned, resumer, (void *)(intptr_t)COV_FIBER_RAN);
+  __builtin_trap();
 }
 
 // MARK: - API
@@ -174,11 +183,12 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
     return NULL;
   }
   uintptr_t top = (uintptr_t)stack.base + stack.size;
-  cov_fiber_t *fiber = (cov_fiber_t *)((top - sizeof(cov_fiber_t)) & ~(uintptr_t)63);
-  memset(fiber, 0, sizeof *fiber);
+  size_t record = sizeof(cov_fiber_t) + sizeof(cov_stack_t);
+  cov_fiber_t *fiber = (cov_fiber_t *)((top - record) & ~(uintptr_t)63);
+  memset(fiber, 0, record);
   fiber->entry = entry;
   fiber->argument = argument;
-  fiber->stack = stack;
+  *cov_own_stack(fiber) = stack;
   fiber->track_exclusivity = true;
   fiber->context = cov_make_fcontext_hidden(fiber, (size_t)((char *)fiber - (char *)stack.base),
                                             fiber_main);
@@ -188,6 +198,89 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
   return fiber;
 }
 
+cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks,
+                                     cov_fiber_entry_t entry, void *argument) {
+  if (!group) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  cov_group_set_min(group, min_stacks);
+  int error = cov_group_ensure_stack(group);
+  if (error) {
+    errno = error;
+    return NULL;
+  }
+  cov_fiber_t *fiber = cov_fiber_record_allocate();
+  if (!fiber) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  fiber->entry = entry;
+  fiber->argument = argument;
+  fiber->track_exclusivity = true;
+  fiber->is_shared = true;
+  fiber->shared.group = group;
+#if defined(COV_TSAN)
+  fiber->tsan_fiber = __tsan_create_fiber(0);
+#endif
+  return fiber;
+}
+
+// The bookkeeping of switching into `fiber` on this thread. A macro, not a function: the
+// ThreadSanitizer fiber switch must be made in the function that then switches stacks, with no
+// instrumented return in between (an unoptimized helper's exit would pop the other fiber's
+// shadow call stack).
+#if defined(COV_TSAN)
+#define COV_TSAN_SWITCH_IN(fiber)                            \
+  do {                                                       \
+    (fiber)->tsan_resumer = __tsan_get_current_fiber();      \
+    __tsan_switch_to_fiber((fiber)->tsan_fiber, 0);          \
+  } while (0)
+#else
+#define COV_TSAN_SWITCH_IN(fiber) ((void)0)
+#endif
+#define ENTER(fiber, state)                                                      \
+  do {                                                                           \
+    (fiber)->previous = (state)->current;                                        \
+    (state)->current = (fiber);                                                  \
+    (fiber)->resumer_resolution = cov_tls_slots[COV_TLS_SLOT_RESOLUTION];        \
+    (fiber)->started = true;                                                     \
+    (fiber)->running = true;               \
+    COV_EXCLUSIVITY_ENTER(fiber);          \
+    COV_TSAN_SWITCH_IN(fiber);             \
+  } while (0)
+
+// A shared fiber: its frames are put in place first (or it is parked), and after it switched
+// back the stack is released, which may hand a waiting fiber to its owner. So, unlike a
+// dedicated fiber's, this resume is an ordinary call that returns.
+static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber) {
+  thread_state_t *state = &thread_state;
+  cov_shared_stack_t *stack;
+  if (fiber->bound) {
+    stack = fiber->shared.stack;
+    if (!cov_shared_acquire(stack, fiber, fiber_main)) return COV_FIBER_PARKED;
+  } else {
+    // The first run: bound to a stack of its group, taken at once if it is empty.
+    fiber->shared.stack = stack = cov_group_bind(fiber->shared.group);
+    fiber->bound = true;
+    if (!cov_shared_take_empty(stack, fiber, fiber_main) &&
+        !cov_shared_acquire_slow(stack, fiber, fiber_main))
+      return COV_FIBER_PARKED;
+  }
+  ENTER(fiber, state);
+#if defined(COV_ASAN)
+  void *fake_stack = NULL;
+  __sanitizer_start_switch_fiber(&fake_stack, stack->stack.base, stack->stack.size);
+  int status = cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
+  __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
+#else
+  int status = cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
+#endif
+  // Back on this thread, the fiber switched out: only now may its frames be copied.
+  cov_shared_release(stack, fiber);
+  return status;
+}
+
 // Fast path: all bookkeeping happens before the switch, and the switch is the function's tail
 // call. The resumer's saved context is then its caller's (its return address is the caller's),
 // so when the fiber switches back, execution continues directly in the caller, as if
@@ -195,34 +288,31 @@ cov_fiber_t *cov_fiber_create(size_t stack_size, cov_fiber_entry_t entry, void *
 // ASan needs work after a switch; without optimization (no tail call) the same code is
 // simply an ordinary call that returns.
 
-void cov_fiber_resume(cov_fiber_t *fiber) {
+int cov_fiber_resume(cov_fiber_t *fiber) {
   thread_state_t *state = &thread_state;
   if (__builtin_expect(!state->overflow_ready, 0)) {
     cov_overflow_handler_install();
     state->overflow_ready = true;
   }
   COV_TSAN_HANDOVER_IN(fiber);
-  if (__builtin_expect(fiber->running | fiber->finished, 0))
-    misuse(fiber->running ? "cov_fiber_resume of a running fiber"
-                          : "cov_fiber_resume of a finished fiber");
+  if (__builtin_expect(fiber->not_plain != 0, 0)) {
+    if (fiber->running | fiber->finished | fiber->parked)
+      misuse(fiber->running  ? "cov_fiber_resume of a running fiber"
+             : fiber->parked ? "cov_fiber_resume of a parked fiber (wait for its unpark hook)"
+                             : "cov_fiber_resume of a finished fiber");
+    return resume_shared(fiber);
+  }
 
-  fiber->previous = state->current;
-  state->current = fiber;
-  fiber->resumer_resolution = cov_tls_slots[COV_TLS_SLOT_RESOLUTION];
-  fiber->started = true;
-  fiber->running = true;
-  COV_EXCLUSIVITY_ENTER(fiber);
-#if defined(COV_TSAN)
-  fiber->tsan_resumer = __tsan_get_current_fiber();
-  __tsan_switch_to_fiber(fiber->tsan_fiber, 0);
-#endif
+  ENTER(fiber, state);
 #if defined(COV_ASAN)
   void *fake_stack = NULL;
-  __sanitizer_start_switch_fiber(&fake_stack, fiber->stack.base, fiber->stack.size);
-  cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
+  __sanitizer_start_switch_fiber(&fake_stack, cov_own_stack(fiber)->base,
+                                 cov_own_stack(fiber)->size);
+  int status = cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
   __sanitizer_finish_switch_fiber(fake_stack, NULL, NULL);
+  return status;
 #else
-  cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
+  return cov_fiber_switch_hidden(&fiber->resumer, fiber->context, fiber);
 #endif
 }
 
@@ -230,13 +320,15 @@ void cov_fiber_suspend(void) {
   thread_state_t *state = &thread_state;
   cov_fiber_t *fiber = state->current;
   if (__builtin_expect(fiber == NULL, 0)) misuse("cov_fiber_suspend outside a fiber");
+  if (fiber->is_shared) cov_shared_check_depth(fiber, (uintptr_t)__builtin_frame_address(0));
 
   state->current = fiber->previous;
   cov_tls_slots[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
+  cov_fcontext_t resumer = fiber->resumer;  // read before the hand-over, as the rest
 #if defined(COV_TSAN)
-  void *tsan_resumer = fiber->tsan_resumer;  // read before the hand-over
+  void *tsan_resumer = fiber->tsan_resumer;
 #endif
   COV_TSAN_HANDOVER_OUT(fiber);
 #if defined(COV_TSAN)
@@ -244,34 +336,41 @@ void cov_fiber_suspend(void) {
 #endif
 #if defined(COV_ASAN)
   __sanitizer_start_switch_fiber(&fiber->fake_stack, fiber->resumer_bottom, fiber->resumer_size);
-  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
+  cov_fiber_switch_hidden(&fiber->context, resumer, (void *)(intptr_t)COV_FIBER_RAN);
   // Resumed, maybe on another thread: no thread-local state is reused from above.
   __sanitizer_finish_switch_fiber(fiber->fake_stack, &fiber->resumer_bottom,
                                   &fiber->resumer_size);
 #else
-  cov_fiber_switch_hidden(&fiber->context, fiber->resumer, NULL);
+  cov_fiber_switch_hidden(&fiber->context, resumer, (void *)(intptr_t)COV_FIBER_RAN);
 #endif
 }
 
 int cov_fiber_is_finished(const cov_fiber_t *fiber) { return fiber->finished; }
 
+int cov_fiber_is_shared(const cov_fiber_t *fiber) { return fiber->is_shared; }
+
 void cov_fiber_destroy(cov_fiber_t *fiber) {
   if (!fiber) return;
   COV_TSAN_HANDOVER_IN(fiber);
-  if (fiber->running || (fiber->started && !fiber->finished))
-    misuse("cov_fiber_destroy of a suspended or running fiber");
+  if (fiber->running || fiber->parked || (fiber->started && !fiber->finished))
+    misuse("cov_fiber_destroy of a suspended, parked or running fiber");
 #if defined(COV_TSAN)
   __tsan_destroy_fiber(fiber->tsan_fiber);
 #endif
-  cov_stack_t stack = fiber->stack;  // the record lives on the stack being released
+  if (fiber->is_shared) {
+    cov_shared_forget(fiber);
+    cov_fiber_record_free(fiber);
+    return;
+  }
+  cov_stack_t stack = *cov_own_stack(fiber);  // the record lives on the stack being released
   cov_stack_release(&stack);
 }
 
 cov_fiber_t *cov_fiber_current(void) { return thread_state.current; }
 
-size_t cov_fiber_stack_size(const cov_fiber_t *fiber) { return fiber->stack.size; }
+size_t cov_fiber_stack_size(const cov_fiber_t *fiber) { return cov_fiber_stack(fiber)->size; }
 
-void *cov_fiber_stack_base(const cov_fiber_t *fiber) { return fiber->stack.base; }
+void *cov_fiber_stack_base(const cov_fiber_t *fiber) { return cov_fiber_stack(fiber)->base; }
 
 void cov_fiber_set_exclusivity_tracking(cov_fiber_t *fiber, int enabled) {
   if (fiber->started && !fiber->finished) misuse("exclusivity tracking changed on a started fiber");
@@ -282,14 +381,44 @@ void *cov_tls_load(int slot) { return cov_tls_slots[slot]; }
 
 void cov_tls_store(int slot, void *value) { cov_tls_slots[slot] = value; }
 
+// MARK: - Frames, for debuggers and snapshots
+
+int cov_fiber_frames(const cov_fiber_t *fiber, cov_fiber_frames_t *out) {
+  const cov_stack_t *stack = cov_fiber_stack(fiber);
+  memset(out, 0, sizeof *out);
+  out->stack_low = stack->base;
+  out->stack_high = stack->base ? (char *)stack->base + stack->size : NULL;
+  out->shared = fiber->is_shared;
+  if (!fiber->started || fiber->running || fiber->finished) return 0;
+  out->sp = fiber->context;
+  if (fiber->is_shared && fiber->shared.saved_size > 0) {
+    out->bytes = fiber->shared.saved;
+    out->copied_out = 1;
+  } else {
+    out->bytes = fiber->context;
+  }
+  return 1;
+}
+
+size_t cov_fiber_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
+                             cov_fiber_frames_t *out) {
+  if (fiber->is_shared) return cov_shared_copy_frames(fiber, buffer, capacity, out);
+  if (!cov_fiber_frames(fiber, out)) return 0;
+  size_t used = (size_t)((const char *)out->stack_high - (const char *)out->sp);
+  cov_copy_stack_bytes(buffer, out->bytes, used < capacity ? used : capacity);
+  out->bytes = buffer;
+  return used;
+}
+
 // MARK: - For the overflow handler
 
 int cov_fiber_guard_hit(uintptr_t address, size_t *stack_size) {
   cov_fiber_t *fiber = thread_state.current;
   if (!fiber) return 0;
-  uintptr_t low = (uintptr_t)fiber->stack.guard;
-  uintptr_t high = (uintptr_t)fiber->stack.base;
+  const cov_stack_t *stack = cov_fiber_stack(fiber);
+  uintptr_t low = (uintptr_t)stack->guard;
+  uintptr_t high = (uintptr_t)stack->base;
   if (address < low || address >= high) return 0;
-  *stack_size = fiber->stack.size;
+  *stack_size = stack->size;
   return 1;
 }

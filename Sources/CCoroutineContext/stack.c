@@ -7,6 +7,10 @@
 // marker that does not split the mapping, so default-size stacks are carved out of slabs: one
 // mapping of SLAB_SLOTS [guard | stack] slots (and adjacent slabs usually merge into one VMA).
 // Elsewhere (older kernels, macOS) every stack is its own mapping with a PROT_NONE guard.
+// COVENANT_STACK_GUARDS=mprotect in the environment forces that layout on any kernel (to test
+// what older kernels do). Either way the allocator counts the mappings it holds and refuses
+// (EAGAIN, a CoroutineStartError in Swift) to go beyond vm.max_map_count less a reserve for the
+// rest of the process, rather than let malloc fail later (Architecture.md, "Stacks").
 //
 // Life cycle of a default-size stack: allocate -> (pool <-> in use)* -> returned to the system.
 // Pooled stacks keep their pages (a warm reuse). Slab stacks returned to the system are batched
@@ -27,6 +31,7 @@
 #include "cov_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -70,6 +75,7 @@ enum {
   REGISTRY_CAPACITY = 16384,
   RELEASE_BATCH = 64,
   KEEP_EMPTY_SLABS = 8,
+  MAPPING_RESERVE_MIN = 1024,
 };
 
 // MARK: - Configuration
@@ -79,13 +85,7 @@ static _Atomic size_t pool_capacity = COV_DEFAULT_POOL_CAPACITY;
 
 static size_t page_size(void) {
   static _Atomic size_t cached;
-  size_t size = atomic_load_explicit(&cached, memory_order_relaxed);
-  if (size == 0) {
-    long value = sysconf(_SC_PAGESIZE);
-    size = value > 0 ? (size_t)value : 4096;
-    atomic_store_explicit(&cached, size, memory_order_relaxed);
-  }
-  return size;
+  return cov_cached_sysconf(&cached, _SC_PAGESIZE, 4096);
 }
 
 static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
@@ -147,6 +147,12 @@ static int verify_guard(void *guarded) {
 static bool guard_markers_supported(void) {
   int state = atomic_load_explicit(&guard_markers, memory_order_acquire);
   if (state >= 0) return state == 1;
+  // COVENANT_STACK_GUARDS=mprotect: behave as on a kernel without MADV_GUARD_INSTALL.
+  const char *forced = getenv("COVENANT_STACK_GUARDS");
+  if (forced && strcmp(forced, "mprotect") == 0) {
+    atomic_store_explicit(&guard_markers, 0, memory_order_release);
+    return false;
+  }
   // Probe on a throwaway two-page mapping.
   size_t page = page_size();
   void *probe = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
@@ -225,6 +231,61 @@ int cov_stack_guard_lookup(uintptr_t address, size_t *stack_size) {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+// MARK: - Mapping budget
+
+// The mappings this allocator holds (an upper bound: adjacent ones may merge), under the lock.
+static size_t mappings_in_use;
+// vm.max_map_count as configured (0: read it from /proc on first use; SIZE_MAX: no limit).
+static _Atomic size_t max_map_count;
+
+static size_t read_max_map_count(void) {
+  int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return SIZE_MAX;
+  char text[32];
+  ssize_t length = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (length <= 0) return SIZE_MAX;
+  text[length] = 0;
+  char *end = NULL;
+  unsigned long long value = strtoull(text, &end, 10);
+  return end != text && value > 0 ? (size_t)value : SIZE_MAX;
+}
+
+size_t cov_stack_max_map_count(void) {
+  size_t limit = atomic_load_explicit(&max_map_count, memory_order_relaxed);
+  if (limit == 0) {
+    limit = read_max_map_count();
+    atomic_store_explicit(&max_map_count, limit, memory_order_relaxed);
+  }
+  return limit;
+}
+
+void cov_stack_set_max_map_count(size_t count) {
+  atomic_store_explicit(&max_map_count, count, memory_order_relaxed);
+}
+
+size_t cov_stack_mappings_in_use(void) {
+  pthread_mutex_lock(&lock);
+  size_t count = mappings_in_use;
+  pthread_mutex_unlock(&lock);
+  return count;
+}
+
+// Claims `count` mappings of the budget (lock held): false when that would leave less than the
+// reserve for the rest of the process (whose malloc needs mappings too).
+static bool claim_mappings(size_t count) {
+  size_t limit = cov_stack_max_map_count();
+  if (limit != SIZE_MAX) {
+    size_t reserve = limit / 8 > MAPPING_RESERVE_MIN ? limit / 8 : MAPPING_RESERVE_MIN;
+    size_t budget = limit > reserve ? limit - reserve : 0;
+    if (mappings_in_use + count > budget) return false;
+  }
+  mappings_in_use += count;
+  return true;
+}
+
+static void unclaim_mappings(size_t count) { mappings_in_use -= count; }
+
 typedef struct cov_slab cov_slab_t;
 
 // The slabs of one stack size. The list holds the slabs that have a free slot.
@@ -262,16 +323,29 @@ static size_t pool_allocated;
 
 // MARK: - Individual mappings
 
+// A stack with an mprotect'ed guard is two mappings (the guard splits it); with a marker, one.
+static size_t individual_mappings(void) { return guard_markers_supported() ? 1 : 2; }
+
 static int individual_allocate(size_t size, cov_stack_t *out) {
   size_t guard = guard_size();
   size_t total = guard + size;
+  size_t mappings = individual_mappings();
+  pthread_mutex_lock(&lock);
+  bool claimed = claim_mappings(mappings);
+  pthread_mutex_unlock(&lock);
+  if (!claimed) return EAGAIN;
   char *memory = mmap(NULL, total, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (memory == MAP_FAILED) return errno ? errno : ENOMEM;
-  int error = guard_markers_supported() ? install_guard_marker(memory, guard) : EINVAL;
-  if (error == EINVAL) error = mprotect(memory, guard, PROT_NONE) == 0 ? 0 : errno;
+  int error = memory == MAP_FAILED ? (errno ? errno : ENOMEM) : 0;
+  if (!error) {
+    error = guard_markers_supported() ? install_guard_marker(memory, guard) : EINVAL;
+    if (error == EINVAL) error = mprotect(memory, guard, PROT_NONE) == 0 ? 0 : errno;
+    if (error) munmap(memory, total);
+  }
   if (error) {
-    munmap(memory, total);
+    pthread_mutex_lock(&lock);
+    unclaim_mappings(mappings);
+    pthread_mutex_unlock(&lock);
     return error;
   }
   pthread_mutex_lock(&lock);
@@ -281,8 +355,9 @@ static int individual_allocate(size_t size, cov_stack_t *out) {
   out->size = size;
   out->guard = memory;
   out->guard_size = guard;
-  // Individual stacks carry their registry index (tagged) instead of a slab pointer.
-  out->allocation = (void *)(((uintptr_t)(index + 1) << 1) | 1);
+  // Individual stacks carry their registry index and mapping count (tagged) instead of a slab
+  // pointer: bit 0 set, bit 1 for two mappings.
+  out->allocation = (void *)(((uintptr_t)(index + 1) << 2) | (mappings == 2 ? 2 : 0) | 1);
   return 0;
 }
 
@@ -291,11 +366,13 @@ static bool is_individual(const cov_stack_t *stack) {
 }
 
 static void individual_free(cov_stack_t *stack) {
-  int index = (int)((uintptr_t)stack->allocation >> 1) - 1;
+  int index = (int)((uintptr_t)stack->allocation >> 2) - 1;
+  size_t mappings = ((uintptr_t)stack->allocation & 2) ? 2 : 1;
+  munmap(stack->guard, stack->guard_size + stack->size);
   pthread_mutex_lock(&lock);
   registry_remove(index);
+  unclaim_mappings(mappings);
   pthread_mutex_unlock(&lock);
-  munmap(stack->guard, stack->guard_size + stack->size);
 }
 
 // MARK: - Slabs (lock held unless noted)
@@ -339,23 +416,29 @@ static cov_slab_t *slab_create(size_t size, int *error) {
     *error = ENOMEM;
     return NULL;
   }
+  pthread_mutex_lock(&lock);
+  bool claimed = claim_mappings(1);
+  pthread_mutex_unlock(&lock);
+  if (!claimed) {
+    free(slab);
+    *error = EAGAIN;
+    return NULL;
+  }
   slab->slot_size = slot;
   slab->memory_size = slot * SLAB_SLOTS;
   slab->memory = mmap(NULL, slab->memory_size, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (slab->memory == MAP_FAILED) {
-    *error = errno ? errno : ENOMEM;
-    free(slab);
-    return NULL;
+  *error = slab->memory == MAP_FAILED ? (errno ? errno : ENOMEM) : 0;
+  for (unsigned i = 0; *error == 0 && i < SLAB_SLOTS; i++) {
+    *error = install_guard_marker(slab->memory + (size_t)i * slot, guard);
+    if (*error) munmap(slab->memory, slab->memory_size);
   }
-  for (unsigned i = 0; i < SLAB_SLOTS; i++) {
-    int result = install_guard_marker(slab->memory + (size_t)i * slot, guard);
-    if (result) {
-      munmap(slab->memory, slab->memory_size);
-      free(slab);
-      *error = result;
-      return NULL;
-    }
+  if (*error) {
+    free(slab);
+    pthread_mutex_lock(&lock);
+    unclaim_mappings(1);
+    pthread_mutex_unlock(&lock);
+    return NULL;
   }
   // Hand out the lowest slots first.
   for (unsigned i = 0; i < SLAB_SLOTS; i++) slab->free_slots[i] = SLAB_SLOTS - 1 - i;
@@ -459,6 +542,11 @@ static void flush_released(cov_stack_t *batch, size_t count) {
   for (size_t i = 0; i < doomed_count; i++) {
     munmap(doomed[i]->memory, doomed[i]->memory_size);
     free(doomed[i]);
+  }
+  if (doomed_count > 0) {
+    pthread_mutex_lock(&lock);
+    unclaim_mappings(doomed_count);
+    pthread_mutex_unlock(&lock);
   }
 }
 

@@ -83,10 +83,12 @@ COV_SYM(cov_jump_fcontext_hidden):
   .size cov_jump_fcontext_hidden, . - cov_jump_fcontext_hidden
 #endif
 
-// cov_transfer_t cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
+// int cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
 // (private, for fiber.c): the same switch, but the context we leave is also stored to *save
-// before the jump. Same frame layout, so contexts made or saved by either function can be
-// resumed by either. fiber.c tail-calls it (see switch_x86_64.S).
+// before the jump, and the resumed context receives `data` as the return value (x0). A fresh
+// context receives {data, data} in x0:x1 (fiber.c reads only the second). Same frame layout, so
+// contexts made or saved by either function can be resumed by either. fiber.c tail-calls it
+// (see switch_x86_64.S).
   .globl COV_SYM(cov_fiber_switch_hidden)
 #if defined(__APPLE__)
   .private_extern COV_SYM(cov_fiber_switch_hidden)
@@ -125,7 +127,7 @@ COV_SYM(cov_fiber_switch_hidden):
   ldp     x29, x30, [sp, #0x90]
   add     sp, sp, #0xa0
 
-  mov     x0, x3                 // x0:x1 = {from, data}
+  mov     x0, x2                 // data: the return value, and x0:x1 of a fresh context
   mov     x1, x2
   ret
 #if !defined(__APPLE__)

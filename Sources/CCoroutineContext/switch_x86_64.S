@@ -92,11 +92,13 @@ COV_SYM(cov_jump_fcontext_hidden):
   .size cov_jump_fcontext_hidden, . - cov_jump_fcontext_hidden
 #endif
 
-/* cov_transfer_t cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
+/* int cov_fiber_switch_hidden(cov_fcontext_t *save, cov_fcontext_t to, void *data)
    (private, for fiber.c): the same switch, but the context we leave is also stored to *save
-   before the jump. Same frame layout, so contexts made or saved by either function can be
-   resumed by either. fiber.c tail-calls it, so a fiber's resume/suspend never execute a `ret`
-   whose return-stack prediction is wrong after the stack switch. */
+   before the jump, and the resumed context receives `data` as the function's return value (in
+   rax; cov_fiber_resume returns it as its status). A fresh context still receives {from, data}
+   in rdi:rsi. Same frame layout, so contexts made or saved by either function can be resumed by
+   either. fiber.c tail-calls it, so a fiber's resume/suspend never execute a `ret` whose
+   return-stack prediction is wrong after the stack switch. */
   .globl COV_SYM(cov_fiber_switch_hidden)
 #if defined(__APPLE__)
   .private_extern COV_SYM(cov_fiber_switch_hidden)
@@ -132,8 +134,9 @@ COV_SYM(cov_fiber_switch_hidden):
   movq    0x30(%rsp), %rbp
   leaq    0x40(%rsp), %rsp
 
-  movq    %rax, %rdi             /* {from, data} in rax:rdx and rdi:rsi */
+  movq    %rax, %rdi             /* {from, data} in rdi:rsi for a fresh context */
   movq    %rdx, %rsi
+  movq    %rdx, %rax             /* data is the return value */
   COV_NOTRACK jmp *%r8
 #if !defined(__APPLE__)
   .size cov_fiber_switch_hidden, . - cov_fiber_switch_hidden

@@ -8,7 +8,8 @@ src="$root/Sources/CCoroutineContext"
 out="$here/out"
 mkdir -p "$out"
 
-sources=("$here/test_switch.c" "$src/fiber.c" "$src/stack.c" "$src/overflow.c"
+sources=("$here/test_switch.c" "$src/fiber.c" "$src/fiber_record.c" "$src/shared_stack.c"
+         "$src/stack.c" "$src/overflow.c"
          "$src/switch_x86_64.S" "$src/switch_arm64.S")
 flags=(-O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" -pthread)
 libs=(-lm)
@@ -21,6 +22,9 @@ bounded() { if command -v timeout >/dev/null 2>&1; then timeout 600 "$@"; else "
 echo "== native ($(uname -m)): cc ${flags[*]}"
 cc "${flags[@]}" "${sources[@]}" "${libs[@]}" -o "$out/test_switch"
 bounded "$out/test_switch" || status=1
+echo "== native, COVENANT_STACK_GUARDS=mprotect (the path of kernels without MADV_GUARD_INSTALL)"
+COVENANT_STACK_GUARDS=mprotect bounded "$out/test_switch" >"$out/run_mprotect.log" 2>&1 || status=1
+grep -E '^(FAIL|SKIP)|passed, .* failed|guard markers' "$out/run_mprotect.log" || true
 
 if command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64-static >/dev/null 2>&1; then
   echo "== arm64 under qemu-user: aarch64-linux-gnu-gcc -static ${flags[*]}"
@@ -39,7 +43,9 @@ clang_bin=""
 if [ -x /opt/swift/usr/bin/clang ]; then clang_bin=/opt/swift/usr/bin/clang
 elif command -v clang >/dev/null 2>&1; then clang_bin="$(command -v clang)"; fi
 if [ -n "$clang_bin" ] && [ "${COV_SKIP_SANITIZERS:-0}" != 1 ]; then
-  san_flags=(-O1 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" -pthread)
+  # -DDEBUG=1 as SwiftPM's debug builds: eager eviction of shared stacks, vacated bytes marked.
+  san_flags=(-O1 -g -DDEBUG=1 -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer
+             -I "$src/include" -pthread)
   # The Swift toolchain's TSan runtime carries libdispatch interceptors that need libdispatch.
   swift_lib="$(dirname "$clang_bin")/../lib/swift/linux"
   tsan_libs=()
@@ -48,7 +54,7 @@ if [ -n "$clang_bin" ] && [ "${COV_SKIP_SANITIZERS:-0}" != 1 ]; then
   fi
   if [ -e "$swift_lib/libswiftCore.so" ]; then
     echo "== $(uname -m) linked with libswiftCore (Swift exclusivity hooks live): $clang_bin"
-    "$clang_bin" -O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" \
+    "$clang_bin" -O2 -g -DDEBUG=1 -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" \
       -pthread "${sources[@]}" "${libs[@]}" -L "$swift_lib" -Wl,--no-as-needed -lswiftCore \
       "-Wl,-rpath,$swift_lib" -o "$out/test_switch_swiftcore"
     # No Swift backtracer: it would inherit the captured stderr of the crashing test children.

@@ -8,8 +8,16 @@ final class StackOverflowTests: XCTestCase {
   private static let childVariable = "COVENANT_STACK_OVERFLOW_CHILD"
 
   func testOverflowInCoroutineDiesWithDiagnostic() throws {
+    try expectOverflow(mode: "dedicated", stackSize: 65_536)
+  }
+
+  func testOverflowOnASharedStackDiesWithDiagnostic() throws {
+    try expectOverflow(mode: "shared", stackSize: Coroutine.defaultStackSize)
+  }
+
+  private func expectOverflow(mode: String, stackSize: Int) throws {
     let child = try ChildProcess.run(
-      test: "StackOverflowTests/testChildOverflows", variable: Self.childVariable, value: "1")
+      test: "StackOverflowTests/testChildOverflows", variable: Self.childVariable, value: mode)
     if TestScale.runsUnderSanitizer {
       // ASan/TSan handle the re-raised fault themselves and exit with a status instead.
       XCTAssertNotEqual(child.status, 0, child.stderr)
@@ -18,17 +26,20 @@ final class StackOverflowTests: XCTestCase {
       XCTAssertTrue([SIGSEGV, SIGBUS].contains(child.status), "status \(child.status)")
     }
     XCTAssertTrue(
-      child.stderr.contains("Covenant: coroutine stack overflow (stack size 65536 bytes)"),
+      child.stderr.contains("Covenant: coroutine stack overflow (stack size \(stackSize) bytes)"),
       child.stderr)
   }
 
   func testChildOverflows() throws {
-    guard ProcessInfo.processInfo.environment[Self.childVariable] == "1" else {
+    let mode = ProcessInfo.processInfo.environment[Self.childVariable]
+    guard mode == "dedicated" || mode == "shared" else {
       return  // only meaningful in the child process spawned above
     }
     let queue = DispatchQueue(label: "overflow")
-    queue.startCoroutine(stackSize: 65_536) {
-      print(recurse(0))
+    if mode == "dedicated" {
+      queue.startCoroutine(stackSize: 65_536) { print(recurse(0)) }
+    } else {
+      queue.startCoroutine(stackMode: .shared) { print(recurse(0)) }
     }
     Thread.sleep(forTimeInterval: 10)
     XCTFail("the child should have crashed")

@@ -1,6 +1,7 @@
 #include "AllocationCounter.h"
 
 #if defined(__linux__) && defined(__GLIBC__)
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -65,6 +66,11 @@ int64_t cov_calloc_count(void) { return atomic_load_explicit(&callocs, memory_or
 
 int cov_allocation_counter_active(void) { return 1; }
 
+int64_t cov_heap_bytes_in_use(void) {
+  struct mallinfo2 info = mallinfo2();
+  return (int64_t)(info.uordblks + info.hblkhd);
+}
+
 void cov_allocation_counting(int enabled) {
   atomic_store_explicit(&counting, enabled, memory_order_seq_cst);
 }
@@ -74,6 +80,7 @@ void cov_allocation_counting(int enabled) {
 int64_t cov_allocation_count(void) { return 0; }
 int64_t cov_calloc_count(void) { return 0; }
 int cov_allocation_counter_active(void) { return 0; }
+int64_t cov_heap_bytes_in_use(void) { return 0; }
 void cov_allocation_counting(int enabled) { (void)enabled; }
 
 #endif

@@ -123,8 +123,11 @@ func benchC3(_ effort: Effort) {
     pass: result.ratio <= 0.1)
 }
 
-/// Runs the channel ping-pong; returns ns per element.
-func channelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
+/// Runs the channel ping-pong; returns ns per element. `paddingFrames` puts that many 128-byte
+/// frames below each coroutine's loop (C6's Swift workload: with its queue's
+/// `coroutineSharedStackCount` at 1, both coroutines share one stack and every element copies
+/// one out and the other in; at 2, nothing is copied).
+func channelPingPong(rounds: Int, on queue: DispatchQueue, paddingFrames: Int = 0) -> Double {
   let ping = CoChannel<Int>(bufferType: .buffered(capacity: 1))
   let pong = CoChannel<Int>(bufferType: .buffered(capacity: 1))
   let done = DispatchGroup()
@@ -132,21 +135,37 @@ func channelPingPong(rounds: Int, on queue: DispatchQueue) -> Double {
   done.enter()
   queue.startCoroutine {
     defer { done.leave() }
-    for i in 0..<rounds {
-      try ping.awaitSend(i)
-      _ = try pong.awaitReceive()
+    try belowPaddingFrames(paddingFrames) {
+      for i in 0..<rounds {
+        try ping.awaitSend(i)
+        _ = try pong.awaitReceive()
+      }
     }
   }
   done.enter()
   queue.startCoroutine {
     defer { done.leave() }
-    for _ in 0..<rounds {
-      let value = try ping.awaitReceive()
-      try pong.awaitSend(value)
+    try belowPaddingFrames(paddingFrames) {
+      for _ in 0..<rounds {
+        let value = try ping.awaitReceive()
+        try pong.awaitSend(value)
+      }
     }
   }
   done.wait()
   return Double(nowNanos() - start) / Double(2 * rounds)
+}
+
+/// Runs `body` below `levels` frames of 128 bytes of locals each (a fixed-size tuple, which
+/// stays on the stack; a temporary allocation of that size may come from the heap). C6's Swift
+/// workload pads each ping-pong coroutine with eight (about 1 KiB).
+@inline(never)
+func belowPaddingFrames(_ levels: Int, _ body: () throws -> Void) throws {
+  if levels == 0 { return try body() }
+  var frame = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+  withUnsafeMutablePointer(to: &frame) { blackHole($0) }
+  try belowPaddingFrames(levels - 1, body)
+  blackHole(frame.0)
 }
 
 /// The baseline of C3: two tasks ping-ponging over two `AsyncStream<Int>`s; ns per element.

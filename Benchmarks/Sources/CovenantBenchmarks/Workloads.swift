@@ -138,6 +138,12 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
   let concurrent = DispatchQueue(label: "bench.counts.concurrent", attributes: .concurrent)
   let semaphore = DispatchSemaphore(value: 0)
   let group = DispatchGroup()
+  // C6: two coroutines on one shared stack (each element copies one out and the other in),
+  // against the same on two stacks.
+  let oneStack = DispatchQueue(label: "bench.counts.one-stack")
+  oneStack.coroutineSharedStackCount = 1
+  let twoStacks = DispatchQueue(label: "bench.counts.two-stacks")
+  twoStacks.coroutineSharedStackCount = 2
   return [
     Workload(
       id: "P1", covenant: { p1Covenant($0, queue: serial, semaphore: semaphore) },
@@ -189,5 +195,10 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
     Workload(
       id: "A1", covenant: { a1Covenant($0, queue: serial) }, baseline: { a1Baseline($0) },
       baselineName: "Task.value"),
+    Workload(
+      id: "C6",
+      covenant: { _ = channelPingPong(rounds: max(1, $0 / 2), on: oneStack, paddingFrames: 8) },
+      baseline: { _ = channelPingPong(rounds: max(1, $0 / 2), on: twoStacks, paddingFrames: 8) },
+      baselineName: "same on two stacks"),
   ]
 }

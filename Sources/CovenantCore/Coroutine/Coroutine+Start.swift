@@ -18,9 +18,7 @@ extension Coroutine {
   public static func start(
     file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> Void
   ) {
-    CoroutineContext(
-      scheduler: ImmediateScheduler(), stackSize: 0, file: file, line: line, body: task
-    ).start()
+    CoroutineContext(scheduler: ImmediateScheduler(), file: file, line: line, body: task).start()
   }
 
   /// SwiftCoroutine's exact signature, for `Coroutine.start(_:)` as a function value; calls go

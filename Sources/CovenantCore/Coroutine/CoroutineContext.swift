@@ -2,6 +2,14 @@ import CCoroutineContext
 import Dispatch
 import Synchronization
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// One coroutine: its fiber (stack + saved registers), the scheduler it continues on, its
 /// cancellation flag and its per-await `WaitState`.
 ///
@@ -18,80 +26,111 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     case finished
   }
 
+  // The one-byte fields first: they fill the base class's tail padding.
+  private let canceled = Atomic<Bool>(false)
+  var exit = Exit.suspend
+
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
-  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `dispatchTarget`).
+  /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `queueBits`).
   private var otherScheduler: (any CoroutineScheduler)?
   private(set) var currentSchedulerIdentity: ObjectIdentifier?
-  /// The scheduler when it is a `DispatchQueue`, the common case: kept as the queue itself (no
-  /// existential to box, copy and destroy per coroutine) with its `dispatch_queue_t`, so that
-  /// dispatching a slice copies no reference.
-  private var dispatchTarget: DirectDispatchTarget?
+  /// The scheduler when it is a `DispatchQueue`, the common case: the bits of a retained
+  /// `Unmanaged<DispatchQueue>` (0: none; released by `deinit` or a hop). Not a stored
+  /// `DispatchQueue?`, whose every read for a dispatch would be a retain/release pair; and the
+  /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
+  /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
+  /// size is what a million of them cost.
+  private var queueBits: UInt
+
+  private var dispatchQueue: DispatchQueue? {
+    queueBits == 0 ? nil : Self.queue(queueBits).takeUnretainedValue()
+  }
+
+  private static func queue(_ bits: UInt) -> Unmanaged<DispatchQueue> {
+    Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+  }
+
+  private static func retainedBits(_ queue: DispatchQueue?) -> UInt {
+    queue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+  }
 
   /// The scheduler the coroutine runs on now.
-  var scheduler: any CoroutineScheduler { dispatchTarget?.queue ?? otherScheduler! }
+  var scheduler: any CoroutineScheduler { dispatchQueue ?? otherScheduler! }
 
   /// Whether that scheduler is a `DispatchQueue` (whose timers are `TimerQueue`'s).
-  var isOnDispatchQueue: Bool { dispatchTarget != nil }
+  var isOnDispatchQueue: Bool { queueBits != 0 }
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
-  /// started after another finished reuses its warm stack from the pool.
-  private var fiber: OpaquePointer?
-  private let stackSize: Int
-  /// Dropped when the coroutine finishes: it may refer to an object that keeps the coroutine
-  /// (a `coroutineFuture`'s future).
-  private var onStartFailure: ((any Error) -> Void)?
+  /// started after another finished reuses its warm stack (or its shared stack's warm pages).
+  ///
+  /// One word for both: before the first slice, what the start asked for (`stackRequest`,
+  /// tagged with the low bit), then the fiber (records are aligned, so the bit is clear).
+  private var fiberOrRequest: UInt
+
+  /// The coroutine's fiber, once its first slice has made it.
+  var fiber: OpaquePointer? {
+    fiberOrRequest & 1 == 0 ? OpaquePointer(bitPattern: fiberOrRequest) : nil
+  }
+
+  /// What the start asked for; meaningful until the fiber is made.
+  private var stackRequest: CoroutineStackRequest {
+    CoroutineStackRequest(raw: Int(bitPattern: fiberOrRequest) >> 1)
+  }
+
+  private static func tagged(_ request: CoroutineStackRequest) -> UInt {
+    UInt(bitPattern: request.raw << 1) | 1
+  }
+  /// Told instead of running the body when no stack can be had: a
+  /// `CoroutineStartFailureReceiver`, kept as one word. Dropped when the coroutine finishes: it
+  /// may be an object that keeps the coroutine (a `coroutineFuture`'s future).
+  private var startFailureReceiver: AnyObject?
   private var body: (() throws -> Void)?
-  var exit = Exit.suspend
   /// Where the coroutine was started, for the report of an error its body throws.
   let startFile: StaticString
-  let startLine: UInt
+  /// 32 bits: it fits in the padding after `startFile`.
+  let startLine: UInt32
   /// The scope it was started in (`startCoroutine(in:)`), whose handler gets an error its body
   /// throws; `nil` for most coroutines, which then carry no weak reference (a weak field costs
   /// runtime calls on every coroutine's creation and destruction).
   var scopeLink: WeakScopeLink?
 
   let wait = WaitState()
-  private var generation: UInt64 = 0
-  private let canceled = Atomic<Bool>(false)
-  /// The coroutine's registration in the cell it awaits, reused from one await to the next;
-  /// dropped when it might still be linked into a chain (see `awaitResolution`) and at the
-  /// end (it refers back to the coroutine).
-  private var awaitReaction: AwaitReaction?
+  /// The coroutine is its own registration in the cell it awaits (see `awaitResolution`):
+  /// the generation of that await, plus two flags: `staleRegistration` while a cell that the
+  /// coroutine gave up waiting for may still read its chain link, `notifiedRegistration` once
+  /// that cell's notifier is done with it.
+  private let registration = Atomic<UInt64>(0)
+  private static let staleRegistration: UInt64 = 1 << 63
+  private static let notifiedRegistration: UInt64 = 1 << 62
+  private static let registrationFlags = staleRegistration | notifiedRegistration
+  /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
+  /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
+  /// lock-free stack: each side's single atomic step decides who runs the callbacks).
+  private let completion = Atomic<UInt>(0)
+  private static let finishedMark: UInt = 1
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
   var timerEntry: CoroutineTimerEntry?
-  private let completion = Mutex<CompletionState>(CompletionState())
-  /// `finished` is set when the coroutine finishes; `hasCallbacks` once a `whenFinished`
-  /// callback was added. A coroutine nobody watches finishes without taking the lock: each
-  /// side sets its flag, then reads the other's (sequentially consistent), so at least one of
-  /// them sees both and collects the callbacks, under the lock, exactly once.
-  private let finished = Atomic<Bool>(false)
-  private let hasCallbacks = Atomic<Bool>(false)
-
-  private struct CompletionState: @unchecked Sendable {
-    var isComplete = false
-    var callbacks: [() -> Void] = []
-  }
 
   /// Creates a coroutine that has not started yet.
   ///
-  /// - Parameter onStartFailure: called instead of the body when no stack can be allocated
-  ///   for the first slice; by default the failure is reported on stderr.
+  /// - Parameter startFailureReceiver: told instead of running the body when no stack can be
+  ///   allocated for the first slice; by default the failure is reported on stderr.
   @usableFromInline init(
-    scheduler: any CoroutineScheduler, stackSize: Int = 0,
-    onStartFailure: ((any Error) -> Void)? = nil, file: StaticString, line: UInt,
-    body: @escaping () throws -> Void
+    scheduler: any CoroutineScheduler, stack: CoroutineStackRequest = .automatic,
+    startFailureReceiver: (any CoroutineStartFailureReceiver)? = nil, file: StaticString,
+    line: UInt, body: @escaping () throws -> Void
   ) {
     startFile = file
-    startLine = line
+    startLine = UInt32(truncatingIfNeeded: line)
     let (identity, queue) = classifyScheduler(scheduler)
     currentSchedulerIdentity = identity
-    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    queueBits = Self.retainedBits(queue)
     otherScheduler = queue == nil ? scheduler : nil
-    self.stackSize = max(0, stackSize)
-    self.onStartFailure = onStartFailure
+    fiberOrRequest = Self.tagged(stack)
+    self.startFailureReceiver = startFailureReceiver
     self.body = body
     super.init()
   }
@@ -100,15 +139,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// an existential).
   @usableFromInline
   init(
-    queue: DispatchQueue, stackSize: Int, file: StaticString, line: UInt,
+    queue: DispatchQueue, stack: CoroutineStackRequest, file: StaticString, line: UInt,
     body: @escaping () throws -> Void
   ) {
     startFile = file
-    startLine = line
-    dispatchTarget = DirectDispatchTarget(queue)
+    startLine = UInt32(truncatingIfNeeded: line)
+    queueBits = Self.retainedBits(queue)
     currentSchedulerIdentity = ObjectIdentifier(queue)
-    self.stackSize = max(0, stackSize)
-    onStartFailure = nil
+    fiberOrRequest = Self.tagged(stack)
+    startFailureReceiver = nil
     self.body = body
     super.init()
   }
@@ -117,6 +156,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     // Only reachable when finished or never started: a suspended coroutine's own frame keeps
     // it alive.
     if let fiber { cov_fiber_destroy(fiber) }
+    if queueBits != 0 { Self.queue(queueBits).release() }
   }
 
   /// The coroutine whose body is running on this thread.
@@ -133,7 +173,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     guard let current else { throw .calledOutsideCoroutine }
     return current
   }
-
 
   // MARK: Starting and running (scheduler side)
 
@@ -152,10 +191,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
   /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
   func scheduleTask() {
-    if let rawQueue = dispatchTarget?.rawQueue {  // a trivial field: no retain of the queue
-      DirectDispatch.async(self, onRawQueue: rawQueue)
-    } else if let queue = dispatchTarget?.queue {
-      DirectDispatch.async(self, on: queue)
+    if queueBits != 0 {
+      let queue = Self.queue(queueBits)  // no retain: the coroutine keeps it
+      if DirectDispatch.isAvailable {
+        DirectDispatch.async(
+          self, onRawQueue: queue._withUnsafeGuaranteedRef(DirectDispatch.rawQueue))
+      } else {
+        DirectDispatch.async(self, on: queue.takeUnretainedValue())
+      }
     } else {
       otherScheduler!.scheduleTask { [self] in SchedulerTurn.run(self) }
     }
@@ -173,8 +216,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     guard let fiber = fiber ?? makeFiber() else { return false }
     let previous = cov_tls_load(ThreadSlot.coroutine)
     cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
-    cov_fiber_resume(fiber)
+    let status = cov_fiber_resume(fiber)
     cov_tls_store(ThreadSlot.coroutine, previous)
+    // Parked: its shared stack is running another coroutine; that one's switch-out hands this
+    // one back to `schedule()` (see `SharedStackParking`).
+    if _slowPath(status != Int32(COV_FIBER_RAN)) { return false }
     switch exit {
     case .suspend:
       return wait.confirmSuspended()
@@ -188,42 +234,93 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   private func makeFiber() -> OpaquePointer? {
-    fiber = cov_fiber_create(stackSize, coroutineEntry, Unmanaged.passUnretained(self).toOpaque())
-    if fiber == nil {
-      let error = CoroutineStartError(stackSize: stackSize)
-      body = nil
-      if let onStartFailure { onStartFailure(error) } else { reportUnstartableCoroutine(error) }
-      finish()
+    let argument = Unmanaged.passUnretained(self).toOpaque()
+    let request = stackRequest
+    let fiber: OpaquePointer?
+    // One group of shared stacks per scheduler (value-type schedulers share the nil group).
+    let group = cov_stack_group(currentSchedulerIdentity.flatMap(SchedulerStackSettings.groupKey))
+    let configured = group.map { cov_stack_group_is_configured($0) != 0 } == true
+    let settings = configured ? SchedulerStackSettings.settings(for: currentSchedulerIdentity) : nil
+    if usesSharedStack(request, settings?.mode) {
+      SharedStackParking.install()
+      // A configured group gets its scheduler's minimum every time (the default if the setting
+      // was another scheduler's, at the same address); others keep the default a group starts
+      // with, or is reset to when it moves to another scheduler.
+      let minimum =
+        settings?.sharedStackCount ?? (configured ? Int(cov_shared_stacks_default_min()) : 0)
+      fiber = cov_fiber_create_shared(group, minimum, coroutineEntry, argument)
+    } else {
+      fiber = cov_fiber_create(request.dedicatedSize, coroutineEntry, argument)
     }
+    guard let fiber else {
+      failToStart(request, errorNumber: errno)
+      return nil
+    }
+    precondition(UInt(bitPattern: fiber) & 1 == 0, "fiber records are at least 2-aligned")
+    fiberOrRequest = UInt(bitPattern: fiber)
     return fiber
   }
 
-  /// The body, run on the coroutine's own stack by `coroutineEntry`.
+  /// No stack could be had: the coroutine ends without running its body.
+  @inline(never)
+  private func failToStart(_ request: CoroutineStackRequest, errorNumber: Int32) {
+    let error = CoroutineStartError(stackSize: request.dedicatedSize, errorNumber: errorNumber)
+    body = nil
+    if let receiver = startFailureReceiver as? any CoroutineStartFailureReceiver {
+      receiver.coroutineFailedToStart(error)
+    } else {
+      reportUnstartableCoroutine(error)
+    }
+    finish()
+  }
+
+  /// Whether this coroutine runs on a shared stack: its start's choice, else its scheduler's
+  /// (`schedulerMode`), else `Coroutine.defaultStackMode`.
+  private func usesSharedStack(
+    _ request: CoroutineStackRequest, _ schedulerMode: CoroutineStackMode?
+  ) -> Bool {
+    switch request.raw {
+    case CoroutineStackRequest.sharedRaw: return true
+    case 0: return (schedulerMode ?? Coroutine.defaultStackMode) == .shared
+    default: return false
+    }
+  }
+
+  /// The body, run on the coroutine's own stack by `coroutineEntry` (inlined there: one frame
+  /// less to copy when the coroutine's stack is shared).
+  @inline(__always)
   func runBody() {
     let body = self.body.take()  // moved out: no copy of the closure's context
     do { try body?() } catch {
       // A coroutine's error ends it. (Futures started with `coroutineFuture` capture theirs:
       // their bodies never throw.)
-      UncaughtErrors.report(error, scope: scopeLink?.scope, file: startFile, line: startLine)
+      reportUncaught(error)
     }
     exit = .finished
   }
 
-  private func finish() {
-    awaitReaction = nil
-    onStartFailure = nil
-    finished.store(true, ordering: .sequentiallyConsistent)
-    if hasCallbacks.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
+  /// Out of line: inlined, the report's temporaries would enlarge the coroutine's first frame,
+  /// which a suspended coroutine on a shared stack keeps in its copy.
+  @inline(never)
+  private func reportUncaught(_ error: any Error) {
+    UncaughtErrors.report(error, scope: scopeLink?.scope, file: startFile, line: UInt(startLine))
   }
 
-  /// Takes the registered callbacks (once: later calls find none) and runs them.
-  private func runCompletionCallbacks() {
-    let callbacks = completion.withCriticalSection { state -> [() -> Void] in
-      state.isComplete = true
-      defer { state.callbacks = [] }
-      return state.callbacks
+  /// Marks the coroutine finished and runs the callbacks registered so far, in the order they
+  /// were added (later ones run at once in `whenFinished`).
+  private func finish() {
+    startFailureReceiver = nil
+    let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
+    guard last != 0 else { return }
+    var callbacks: [() -> Void] = []
+    var bits = last
+    while bits != 0 {
+      let node = Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        .takeRetainedValue()
+      callbacks.append(node.callback)
+      bits = node.next
     }
-    for callback in callbacks { callback() }
+    for callback in callbacks.reversed() { callback() }
   }
 
   // MARK: Suspending (coroutine side)
@@ -243,8 +340,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @inline(__always)
   func beginWait() throws(CoroutineError) -> UInt64 {
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
-    generation &+= 1
-    let generation = self.generation
+    // Only the coroutine itself opens generations: the word's own is the last one it opened.
+    let generation = wait.currentGeneration &+ 1
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
     if canceled.load(ordering: .sequentiallyConsistent),
@@ -267,77 +364,145 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     if wait.flags & WaitState.canceledWake != 0 { throw .canceled }
   }
 
-  /// Suspends until `cell` is resolved, with the coroutine's `AwaitReaction` registered in the
-  /// cell itself: one lock round trip to register, no allocation after the first await, and no
-  /// closure or waker value in between.
-  /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
-  func awaitResolution(of cell: borrowing ResolutionCell) throws(CoroutineError) {
-    let (reaction, _) = try registerAwait(in: cell)
+  /// Suspends until `cell` is resolved, with the coroutine itself registered in the cell: one
+  /// lock round trip to register, no allocation, and no closure or waker value in between.
+  ///
+  /// A cancelled await takes the coroutine out of the chain again; if a resolution had already
+  /// taken the chain, its notifier may still read the coroutine's link, so until that notifier
+  /// has called `observedResolution` (which clears `staleRegistration`) later awaits register
+  /// an `AwaitReaction` of their own instead.
+  ///
+  /// Returns whether the await was cancelled (rather than throwing: the caller, which uses the
+  /// coroutine unretained, then needs no closure frame that can throw; with shared stacks
+  /// every frame between the body and the switch is copied when the coroutine is evicted).
+  func awaitResolution(of cell: borrowing ResolutionCell) -> Bool {
+    do { try awaitResolutionThrowing(of: cell) } catch { return true }
+    return false
+  }
+
+  /// The current coroutine's `awaitResolution`, with the coroutine used unretained (its own
+  /// first frame keeps it alive while its body runs).
+  /// - Throws: `.calledOutsideCoroutine` outside a coroutine; `.canceled` if the coroutine is
+  ///   or becomes cancelled first.
+  static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
+    guard let coroutine = currentUnmanaged else { throw .calledOutsideCoroutine }
+    if coroutine._withUnsafeGuaranteedRef({ $0.awaitResolution(of: cell) }) { throw .canceled }
+  }
+
+  @inline(__always)
+  private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
+    let generation = try beginWait()
+    guard _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) else {
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
+      _ = try awaitResolution(of: cell, through: reaction)
+      return
+    }
+    register(in: cell, generation: generation)
     do {
       try completeWait()
     } catch {
-      leaveChain(of: cell, reaction)
+      leaveChain(of: cell)
       throw error
     }
   }
 
-  /// `awaitResolution(of:)` that gives up after `timeout`; returns true if it did. The reaction
-  /// then leaves the cell's chain, as after a cancel, so nothing in the cell keeps the
-  /// coroutine.
+  /// `awaitResolution(of:)` that gives up after `timeout`; returns true if it did. The
+  /// registration then leaves the cell's chain, as after a cancel, so nothing in the cell keeps
+  /// the coroutine.
+  /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(
     of cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
   ) throws(CoroutineError) -> Bool {
-    let (reaction, generation) = try registerAwait(in: cell)
+    let generation = try beginWait()
+    guard registration.load(ordering: .acquiring) & Self.staleRegistration == 0 else {
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
+      return try awaitResolution(of: cell, through: reaction, timeout: timeout)
+    }
+    register(in: cell, generation: generation)
     let armed = armTimer(after: timeout, generation: generation)
     defer { if armed { disarmTimer() } }
     do {
       try completeWait()
     } catch {
-      leaveChain(of: cell, reaction)
+      leaveChain(of: cell)
       throw error
     }
     guard wait.flags & WaitState.timedOutWake != 0 else { return false }
-    leaveChain(of: cell, reaction)
+    leaveChain(of: cell)
     return true
   }
 
-  /// Opens an await and registers the coroutine's reusable `AwaitReaction` in `cell`
-  /// (unretained: `awaitReaction` keeps it alive until an await drops it). Returns it with the
-  /// await's generation.
+  /// Registers the coroutine itself in `cell` for await `generation` (or, if the cell is
+  /// resolved already, wins that await at once).
   @inline(__always)
-  private func registerAwait(
-    in cell: borrowing ResolutionCell
-  ) throws(CoroutineError) -> (Unmanaged<AwaitReaction>, UInt64) {
-    if awaitReaction == nil {
-      awaitReaction = AwaitReaction(self, wakesInline: dispatchTarget == nil)
-    }
-    let reaction = Unmanaged.passUnretained(awaitReaction.unsafelyUnwrapped)
-    let generation = try beginWait()
-    let registered = reaction._withUnsafeGuaranteedRef { reaction in
-      reaction.generation.store(generation, ordering: .relaxed)
-      return cell.register(reaction)
-    }
+  private func register(in cell: borrowing ResolutionCell, generation: UInt64) {
+    registration.store(generation, ordering: .relaxed)
+    // Whether telling it resumes it on the spot: on a scheduler other than a dispatch queue
+    // (set here, where the coroutine is in no chain, as its scheduler may change between awaits).
+    resolvesInlineWhenTold = queueBits == 0
+    let registered = Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { cell.register($0) }
     if !registered, wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
     }
-    return (reaction, generation)
   }
 
-  /// After an await that ended unresolved (cancelled or timed out): the reaction may still be
-  /// in the chain. If a resolution has already taken the chain, its notifier may still read the
-  /// reaction's link: never reuse it.
-  private func leaveChain(of cell: borrowing ResolutionCell, _ reaction: Unmanaged<AwaitReaction>) {
-    if !reaction._withUnsafeGuaranteedRef({ cell.unregister($0) }) { awaitReaction = nil }
+  /// After an await that ended unresolved (cancelled or timed out): the coroutine may still be
+  /// in `cell`'s chain. If a resolution took the chain, its notifier may still read the link:
+  /// unless it is already done (notified), it clears the stale mark when it is.
+  @inline(never)
+  private func leaveChain(of cell: borrowing ResolutionCell) {
+    if cell.unregister(self) { return }
+    let old = registration.bitwiseOr(Self.staleRegistration, ordering: .acquiringAndReleasing)
+      .oldValue
+    if old & Self.notifiedRegistration != 0 {
+      registration.bitwiseAnd(~Self.staleRegistration, ordering: .relaxed)
+    }
+  }
+
+  /// The rest of an await registered through `reaction` (while the coroutine itself may still
+  /// be linked into a cell it gave up on), with a timer if `timeout` is given. Returns whether
+  /// that timer won.
+  @inline(never)
+  private func awaitResolution(
+    of cell: borrowing ResolutionCell, through reaction: AwaitReaction,
+    timeout: DispatchTimeInterval? = nil
+  ) throws(CoroutineError) -> Bool {
+    if !cell.register(reaction), wait.claim(reaction.generation) { _ = wait.wake() }
+    let armed = timeout.map { armTimer(after: $0, generation: reaction.generation) } ?? false
+    defer { if armed { disarmTimer() } }
+    do {
+      try completeWait()
+    } catch {
+      _ = cell.unregister(reaction)  // if a resolution took it, the reaction is simply dropped
+      throw error
+    }
+    guard wait.flags & WaitState.timedOutWake != 0 else { return false }
+    _ = cell.unregister(reaction)
+    return true
+  }
+
+  /// The cell this coroutine awaits is resolved: resumes the await the registration was made
+  /// for (a stale notification finds its claim refused). The notifier has read the link before
+  /// calling this, so afterwards the coroutine may register itself again.
+  override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {
+    // An add, not an or (one instruction, no compare-and-swap loop): the bit is clear, as each
+    // registration is notified at most once and the coroutine clears it when it registers.
+    let old = registration.wrappingAdd(Self.notifiedRegistration, ordering: .acquiringAndReleasing)
+      .oldValue
+    if wait.claim(old & ~Self.registrationFlags), wait.wake() { schedule() }
+    if old & Self.staleRegistration != 0 {
+      registration.bitwiseAnd(~Self.staleRegistration, ordering: .releasing)
+    }
   }
 
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
     let (identity, queue) = classifyScheduler(scheduler)
     currentSchedulerIdentity = identity
-    dispatchTarget = queue.map(DirectDispatchTarget.init)
+    let previousQueue = queueBits
+    queueBits = Self.retainedBits(queue)
+    if previousQueue != 0 { Self.queue(previousQueue).release() }
     otherScheduler = queue == nil ? scheduler : nil
-    // Not in any chain between awaits (a cancelled await that might leave it behind drops it).
-    awaitReaction?.resolvesInlineWhenTold = queue == nil
     exit = .reschedule
     cov_fiber_suspend()
   }
@@ -368,16 +533,19 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has).
   func whenFinished(_ callback: @escaping () -> Void) {
-    let alreadyComplete = completion.withCriticalSection { state -> Bool in
-      if state.isComplete { return true }
-      state.callbacks.append(callback)
-      return false
+    let node = CompletionCallback(callback)
+    let bits = UInt(bitPattern: Unmanaged.passRetained(node).toOpaque())
+    var current = completion.load(ordering: .acquiring)
+    while current != Self.finishedMark {
+      node.next = current
+      let (exchanged, original) = completion.compareExchange(
+        expected: current, desired: bits, ordering: .acquiringAndReleasing)
+      if exchanged { return }
+      current = original
     }
-    if alreadyComplete { return callback() }
-    hasCallbacks.store(true, ordering: .sequentiallyConsistent)
-    // `finish` may have looked at `hasCallbacks` before it was set: then collect them here.
-    if finished.load(ordering: .sequentiallyConsistent) { runCompletionCallbacks() }
+    Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
+    callback()
   }
 
-  var isFinished: Bool { finished.load(ordering: .sequentiallyConsistent) }
+  var isFinished: Bool { completion.load(ordering: .acquiring) == Self.finishedMark }
 }

@@ -17,12 +17,14 @@ extension CoroutineScheduler {
   /// }
   /// ```
   ///
-  /// `startCoroutine(in:stackSize:file:line:_:)` sets the stack size.
+  /// `startCoroutine(in:stackSize:file:line:_:)` sets the stack size and
+  /// `startCoroutine(in:stackMode:file:line:_:)` the stack mode. By default the coroutine runs
+  /// on one of the scheduler's shared stacks (see ``CoroutineStackMode``).
   public func startCoroutine(
     in scope: CoScope? = nil, file: StaticString = #fileID, line: UInt = #line,
     task: @escaping @Sendable () throws -> Void
   ) {
-    startCoroutine(in: scope, stackSize: nil, file: file, line: line, task)
+    startCoroutine(in: scope, stack: .automatic, file: file, line: line, task)
   }
 
   /// SwiftCoroutine's exact signature, so that `scheduler.startCoroutine(in:task:)` works as a
@@ -31,11 +33,11 @@ extension CoroutineScheduler {
   @_disfavoredOverload
   public func startCoroutine(in scope: CoScope? = nil, task: @escaping @Sendable () throws -> Void)
   {
-    startCoroutine(in: scope, stackSize: nil, file: unknownStartFile, line: 0, task)
+    startCoroutine(in: scope, stack: .automatic, file: unknownStartFile, line: 0, task)
   }
 
-  /// Starts a coroutine that runs `task` on this scheduler, on a stack of `stackSize` bytes;
-  /// otherwise the same as `startCoroutine(in:file:line:task:)`.
+  /// Starts a coroutine that runs `task` on this scheduler, on a dedicated stack of
+  /// `stackSize` bytes; otherwise the same as `startCoroutine(in:file:line:task:)`.
   ///
   /// ```swift
   /// DispatchQueue.global().startCoroutine(stackSize: 1 << 20) { try parseDeeplyNested(input) }
@@ -44,10 +46,11 @@ extension CoroutineScheduler {
   /// - Parameters:
   ///   - scope: cancelling this scope (or its deinit) cancels the coroutine; `scope.join()`
   ///     waits for it; the scope's uncaught-error handler gets an error it throws.
-  ///   - stackSize: bytes of stack for this coroutine; `nil` uses
-  ///     `Coroutine.defaultStackSize`. The stack is allocated when the coroutine first runs; a
-  ///     coroutine that cannot get one (address space exhausted) does not run, and the failure
-  ///     is reported on stderr.
+  ///   - stackSize: bytes of stack for this coroutine, which then has a stack of its own
+  ///     (``CoroutineStackMode/dedicated``); `nil` changes nothing (the scheduler's stack mode,
+  ///     `Coroutine.defaultStackSize`). The stack is allocated when the coroutine first runs;
+  ///     a coroutine that cannot get one (address space or mapping limit exhausted) does not
+  ///     run, and the failure is reported on stderr.
   ///   - file, line: where the coroutine is started, for the report of an error it throws
   ///     (filled in by the compiler).
   ///   - task: the coroutine's body; an error it throws ends the coroutine.
@@ -56,13 +59,21 @@ extension CoroutineScheduler {
     in scope: CoScope? = nil, stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
     _ task: @escaping @Sendable () throws -> Void
   ) {
+    startCoroutine(in: scope, stack: .size(stackSize), file: file, line: line, task)
+  }
+
+  /// The one start path: `stack` is what the caller asked for.
+  @inlinable
+  func startCoroutine(
+    in scope: CoScope?, stack: CoroutineStackRequest, file: StaticString, line: UInt,
+    _ task: @escaping @Sendable () throws -> Void
+  ) {
     let coroutine =
       Self.self == DispatchQueue.self
       ? CoroutineContext(
-        queue: _identityCast(self, to: DispatchQueue.self), stackSize: stackSize ?? 0,
-        file: file, line: line, body: task)
-      : CoroutineContext(
-        scheduler: self, stackSize: stackSize ?? 0, file: file, line: line, body: task)
+        queue: _identityCast(self, to: DispatchQueue.self), stack: stack, file: file, line: line,
+        body: task)
+      : CoroutineContext(scheduler: self, stack: stack, file: file, line: line, body: task)
     scope?.addCoroutine(coroutine)
     coroutine.start()
   }

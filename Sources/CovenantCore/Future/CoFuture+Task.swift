@@ -13,6 +13,6 @@ extension CoFuture {
   public convenience init(task: @escaping @Sendable () throws -> Value) {
     self.init()
     _ = startComputing(
-      on: ImmediateScheduler(), stackSize: nil, file: unknownStartFile, line: 0, task: task)
+      on: ImmediateScheduler(), stack: .automatic, file: unknownStartFile, line: 0, task: task)
   }
 }

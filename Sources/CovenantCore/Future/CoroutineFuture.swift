@@ -6,12 +6,11 @@ final class CoroutineFuture<Value>: CoFuture<Value>, JoinableFuture, @unchecked 
   private(set) var coroutine: CoroutineContext?
 
   init(
-    scheduler: any CoroutineScheduler, stackSize: Int?, file: StaticString, line: UInt,
-    task: @escaping () throws -> Value
+    scheduler: any CoroutineScheduler, stack: CoroutineStackRequest, file: StaticString,
+    line: UInt, task: @escaping () throws -> Value
   ) {
     super.init()
-    coroutine = startComputing(
-      on: scheduler, stackSize: stackSize, file: file, line: line, task: task)
+    coroutine = startComputing(on: scheduler, stack: stack, file: file, line: line, task: task)
   }
 }
 
@@ -24,12 +23,11 @@ extension CoFuture {
   /// Starts the coroutine that completes this pending future with what `task` returns or
   /// throws; cancelling the future cancels it.
   func startComputing(
-    on scheduler: any CoroutineScheduler, stackSize: Int?, file: StaticString, line: UInt,
-    task: @escaping () throws -> Value
+    on scheduler: any CoroutineScheduler, stack: CoroutineStackRequest, file: StaticString,
+    line: UInt, task: @escaping () throws -> Value
   ) -> CoroutineContext {
     let coroutine = CoroutineContext(
-      scheduler: scheduler, stackSize: stackSize ?? 0,
-      onStartFailure: { [self] error in resolve(.failure(error)) }, file: file, line: line
+      scheduler: scheduler, stack: stack, startFailureReceiver: self, file: file, line: line
     ) { [self] in
       resolve(Result { try task() })
     }

@@ -23,19 +23,15 @@ struct CoroutineHandle {
     try context.suspend(register)
   }
 
-  /// Suspends the current coroutine until `cell` is resolved, registering the coroutine's
-  /// reusable `AwaitReaction` in the cell itself (one lock round trip to register, none on the
-  /// fast path).
+  /// Suspends the current coroutine until `cell` is resolved, registering the coroutine itself
+  /// in the cell (one lock round trip to register, none on the fast path).
   ///
   /// The coroutine is used unretained: its own first frame keeps it alive while its body runs.
   /// - Throws: `CoroutineError.calledOutsideCoroutine` outside a coroutine;
   ///   `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @usableFromInline
   static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
-    guard let coroutine = CoroutineContext.currentUnmanaged else { throw .calledOutsideCoroutine }
-    try coroutine._withUnsafeGuaranteedRef { coroutine in
-      Result { () throws(CoroutineError) in try coroutine.awaitResolution(of: cell) }
-    }.get()
+    try CoroutineContext.awaitCurrent(resolutionOf: cell)
   }
 
   /// `awaitCurrent(resolutionOf:)` that gives up after `timeout`, throwing

@@ -12,32 +12,38 @@ extension CoroutineScheduler {
   ///
   /// `future.join()` (and `CoScope.join()`, if the future is added to a scope) waits until the
   /// body has really ended, even after a cancel has failed the future.
-  /// `coroutineFuture(stackSize:file:line:_:)` sets the stack size.
+  /// `coroutineFuture(stackSize:file:line:_:)` sets the stack size and
+  /// `coroutineFuture(stackMode:file:line:_:)` the stack mode. By default the coroutine runs on
+  /// one of the scheduler's shared stacks (see ``CoroutineStackMode``).
   public func coroutineFuture<T>(
     file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoroutineFuture(scheduler: self, stackSize: nil, file: file, line: line, task: task)
+    CoroutineFuture(scheduler: self, stack: .automatic, file: file, line: line, task: task)
   }
 
   /// SwiftCoroutine's exact signature, so that `scheduler.coroutineFuture` works as a function
   /// value; calls go to `coroutineFuture(file:line:_:)`.
   @_disfavoredOverload
   public func coroutineFuture<T>(_ task: @escaping @Sendable () throws -> T) -> CoFuture<T> {
-    CoroutineFuture(scheduler: self, stackSize: nil, file: unknownStartFile, line: 0, task: task)
+    CoroutineFuture(
+      scheduler: self, stack: .automatic, file: unknownStartFile, line: 0, task: task)
   }
 
-  /// Starts a coroutine running `task` on this scheduler, on a stack of `stackSize` bytes, and
-  /// returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
+  /// Starts a coroutine running `task` on this scheduler, on a dedicated stack of `stackSize`
+  /// bytes, and returns a future of its result; otherwise the same as `coroutineFuture(_:)`.
   ///
   /// - Parameters:
-  ///   - stackSize: bytes of stack for the coroutine; `nil` uses `Coroutine.defaultStackSize`.
-  ///     If no stack can be had, the future fails with `CoroutineStartError`.
+  ///   - stackSize: bytes of stack for the coroutine, which then has a stack of its own
+  ///     (``CoroutineStackMode/dedicated``); `nil` changes nothing (the scheduler's stack
+  ///     mode, `Coroutine.defaultStackSize`). If no stack can be had, the future fails with
+  ///     `CoroutineStartError`.
   ///   - file, line: where the coroutine is started (filled in by the compiler).
   ///   - task: the coroutine's body; the future completes with what it returns or throws.
   public func coroutineFuture<T>(
     stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
     _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoroutineFuture(scheduler: self, stackSize: stackSize, file: file, line: line, task: task)
+    CoroutineFuture(
+      scheduler: self, stack: .size(stackSize), file: file, line: line, task: task)
   }
 }

@@ -45,8 +45,8 @@ package enum DirectDispatch {
     #endif
   }
 
-  /// `async(_:on:)` with the `dispatch_queue_t` of a `DirectDispatchTarget`, whose queue the
-  /// caller keeps alive.
+  /// `async(_:on:)` with a queue's `dispatch_queue_t` (`rawQueue`), whose queue the caller
+  /// keeps alive.
   @inline(__always)
   static func async(_ reaction: Reaction, onRawQueue queue: UnsafeMutableRawPointer) {
     cov_dispatch_async_f(queue, Unmanaged.passRetained(reaction).toOpaque(), runReactionTask)
@@ -60,18 +60,6 @@ package enum DirectDispatch {
     } else {
       queue.async { SchedulerTurn.run(reaction) }
     }
-  }
-}
-
-/// A `DispatchQueue` and its `dispatch_queue_t`, read once (nil when `DirectDispatch` is not
-/// usable): what a coroutine keeps to dispatch each of its slices without copying a reference.
-struct DirectDispatchTarget {
-  let queue: DispatchQueue
-  let rawQueue: UnsafeMutableRawPointer?
-
-  init(_ queue: DispatchQueue) {
-    self.queue = queue
-    rawQueue = DirectDispatch.isAvailable ? DirectDispatch.rawQueue(queue) : nil
   }
 }
 

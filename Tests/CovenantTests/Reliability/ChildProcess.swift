@@ -10,23 +10,29 @@ enum ChildProcess {
     let stderr: String
   }
 
-  /// Runs `test` ("Class/method") in a child copy of this binary with `variable=value`.
-  static func run(test: String, variable: String, value: String) throws -> Outcome {
+  /// Runs `test` ("Class/method") in a child copy of this binary with `variable=value` (and
+  /// `extra` added to its environment).
+  static func run(
+    test: String, variable: String, value: String, extra: [String: String] = [:]
+  ) throws -> Outcome {
     #if os(Linux)
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
       process.arguments = ["CovenantTests.\(test)"]
       var environment = ProcessInfo.processInfo.environment
       environment[variable] = value
+      for (key, extraValue) in extra { environment[key] = extraValue }
       environment["SWIFT_BACKTRACE"] = "enable=no"
       process.environment = environment
       let stderr = Pipe()
       process.standardError = stderr
       process.standardOutput = FileHandle.nullDevice
       try process.run()
-      let output = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+      let output = String(
+        decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
       process.waitUntilExit()
-      return Outcome(reason: process.terminationReason, status: process.terminationStatus, stderr: output)
+      return Outcome(
+        reason: process.terminationReason, status: process.terminationStatus, stderr: output)
     #else
       throw XCTSkip("child-process tests run on Linux")
     #endif

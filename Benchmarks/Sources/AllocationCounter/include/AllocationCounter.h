@@ -25,4 +25,8 @@ int64_t cov_calloc_count(void);
 /// interposition is not built, e.g. macOS).
 int cov_allocation_counter_active(void);
 
+/// Bytes of the malloc heap in use by the program (glibc's mallinfo2: small blocks plus
+/// mmap'ed ones; 0 where unavailable), for the memory benchmarks' breakdown.
+int64_t cov_heap_bytes_in_use(void);
+
 #endif

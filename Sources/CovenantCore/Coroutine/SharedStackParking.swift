@@ -1,0 +1,19 @@
+import CCoroutineContext
+
+/// Hands coroutines parked on a busy shared stack back to their schedulers.
+///
+/// A coroutine whose shared stack is running another coroutine (on another thread, or the
+/// thread's own outer coroutine) is not run and not waited for: `cov_fiber_resume` parks it
+/// on the stack's wait list. The C layer then calls `park` (under the stack's lock: it only
+/// retains the coroutine, which nothing else may be holding once its runner returns), and,
+/// once the stack's occupant has switched out, `unpark` on that thread: the coroutine goes
+/// back to its scheduler as if it had just been woken.
+enum SharedStackParking {
+  /// Installs the hooks (once per process; cheap after the first call).
+  static func install() { _ = installed }
+
+  private static let installed: Void = cov_fiber_set_parking_hooks(
+    { argument in _ = Unmanaged<CoroutineContext>.fromOpaque(argument!).retain() },
+    { argument in Unmanaged<CoroutineContext>.fromOpaque(argument!).takeRetainedValue().schedule() }
+  )
+}
