@@ -86,6 +86,10 @@ COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
 typedef struct {
   cov_fiber_t *current;
+  // Where a finished fiber's last switch saves the context it leaves (never resumed). Not a
+  // local: under AddressSanitizer an address-taken local may live on the fiber's fake stack,
+  // which __sanitizer_start_switch_fiber(NULL, ...) destroys just before that switch.
+  cov_fcontext_t abandoned_context;
   bool overflow_ready;
 } thread_state_t;
 
@@ -168,8 +172,7 @@ static void leave_finished_fiber(cov_fiber_t *fiber) {
 #if defined(COV_TSAN)
   __tsan_switch_to_fiber(tsan_resumer, 0);
 #endif
-  cov_fcontext_t abandoned;  // the context of a finished fiber is never resumed
-  cov_fiber_switch_hidden(&abandoned, resumer, (void *)(intptr_t)COV_FIBER_RAN);
+  cov_fiber_switch_hidden(&state->abandoned_context, resumer, (void *)(intptr_t)COV_FIBER_RAN);
   __builtin_trap();
 }
 
