@@ -265,7 +265,8 @@ static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber) {
   } else {
     // The first run: bound to a stack of its group, taken at once if it is empty.
     fiber->shared.stack = stack = cov_group_bind(fiber->shared.group);
-    fiber->bound = true;
+    // Atomic (releasing): a snapshot reads `bound` from another thread, then `shared.stack`.
+    __atomic_store_n(&fiber->bound, true, __ATOMIC_RELEASE);
     if (!cov_shared_take_empty(stack, fiber, fiber_main) &&
         !cov_shared_acquire_slow(stack, fiber, fiber_main))
       return COV_FIBER_PARKED;

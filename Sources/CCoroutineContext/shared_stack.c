@@ -579,3 +579,28 @@ size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t cap
   unlock_stack(stack, state);
   return used;
 }
+
+size_t cov_walk_saved_frames(const cov_fiber_frames_t *frames, uintptr_t *addresses,
+                             size_t capacity) __attribute__((visibility("hidden")));
+
+// cov_fiber_backtrace for a shared fiber: walked under the stack's lock, so neither an eviction
+// nor a resume moves the frames meanwhile.
+size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
+                            size_t *in_use) __attribute__((visibility("hidden")));
+size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
+                            size_t *in_use) {
+  *in_use = 0;
+  if (!__atomic_load_n(&fiber->bound, __ATOMIC_ACQUIRE)) return 0;
+  cov_shared_stack_t *stack = fiber->shared.stack;
+  uintptr_t state = lock_stack(stack);
+  size_t count = 0;
+  bool running_here = (state & ~(uintptr_t)COV_STACK_FLAGS) == (uintptr_t)fiber &&
+                      (state & COV_STACK_RUNNING);
+  cov_fiber_frames_t frames;
+  if (!running_here && cov_fiber_frames(fiber, &frames)) {
+    *in_use = (size_t)((const char *)frames.stack_high - (const char *)frames.sp);
+    count = cov_walk_saved_frames(&frames, addresses, capacity);
+  }
+  unlock_stack(stack, state);
+  return count;
+}

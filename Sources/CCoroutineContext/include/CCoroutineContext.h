@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cov_atomics.h"  // atomics and a lock for the Swift layer
+#include "cov_atomics.h"   // atomics and a lock for the Swift layer
+#include "cov_registry.h"  // the registry of live coroutines, for snapshots
 
 #ifdef __cplusplus
 extern "C" {

@@ -13,6 +13,9 @@ protocol ChannelOperation<Element> {
   /// This kind of operation's bit in `CoChannel.readiness`.
   static var readinessBit: UInt8 { get }
 
+  /// What a coroutine waiting for this operation waits for, in coroutine snapshots.
+  static var waitKind: CoroutineWaitKind { get }
+
   /// The element a waiting sender carries (`nil` for a receive).
   var carriedElement: Element? { get }
 
@@ -40,6 +43,8 @@ struct ReceiveOperation<Element>: ChannelOperation {
   @inlinable init() {}
 
   @inlinable static var readinessBit: UInt8 { 1 }
+
+  @inlinable static var waitKind: CoroutineWaitKind { .channelReceive }
 
   @inlinable var carriedElement: Element? { nil }
 
@@ -78,6 +83,8 @@ struct SendOperation<Element>: ChannelOperation {
   @inlinable init(_ element: Element) { self.element = element }
 
   @inlinable static var readinessBit: UInt8 { 2 }
+
+  @inlinable static var waitKind: CoroutineWaitKind { .channelSend }
 
   @inlinable var carriedElement: Element? { element }
 

@@ -63,7 +63,7 @@ extension CoChannel {
       var queued: ChannelWaiter<Element>?
       var performed: Result<Operation.Value, CoChannelError>?
       do {
-        try coroutine.suspend { waker in
+        try coroutine.suspend(Operation.waitKind, detail: metadataBits(type(of: self))) { waker in
           let waiter = makeWaiter(waker, element: operation.carriedElement)
           let step = locked { state, effects in
             state.enqueueOrPerform(operation, waiter: waiter, waker: waker, &effects)

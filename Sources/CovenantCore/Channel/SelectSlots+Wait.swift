@@ -55,7 +55,7 @@ extension SelectSlots {
       // ready turned out stale, a race that leaves no time to speak of.
       let timedOut: Bool
       do {
-        timedOut = try coroutine.suspend(timeout: timeout) { waker in
+        timedOut = try coroutine.suspend(.select, timeout: timeout) { waker in
           for index in 0..<count {
             let slot = self[index]
             switch slot.pointee.step(slot, .register(waker)) {

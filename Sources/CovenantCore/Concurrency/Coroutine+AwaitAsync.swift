@@ -23,7 +23,7 @@ extension Coroutine {
     let slot = ResumeSlot<UncheckedSendable<Result<T, any Error>>>()
     var task: Task<Void, Never>?
     do {
-      try coroutine.suspend { waker in
+      try coroutine.suspend(.asyncBridge, detail: metadataBits(T.self)) { waker in
         task = Task {
           let result: Result<T, any Error>
           do { result = .success(try await operation()) } catch { result = .failure(error) }

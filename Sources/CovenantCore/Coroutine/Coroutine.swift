@@ -80,14 +80,19 @@ public struct Coroutine {
   }
 
   /// The one suspension path for callback-style awaits.
+  ///
+  /// The callback holds a `CallbackResumer`: if the callback is released without having been
+  /// called, nothing can resume the coroutine any more, and coroutine snapshots report it as
+  /// leaked.
   static func suspend<T>(_ callback: (@escaping @Sendable (T) -> Void) -> Void) throws -> T {
     let coroutine = try CoroutineContext.requireCurrent()
     let slot = ResumeSlot<T>()
-    try coroutine.suspend { waker in
+    try coroutine.suspend(.callback, detail: metadataBits(T.self)) { waker in
+      let resumer = CallbackResumer(waker)
       callback { value in
-        guard waker.claim() else { return }
+        guard resumer.waker.claim() else { return }
         slot.value = value
-        waker.wake()
+        resumer.waker.wake()
       }
     }
     return slot.value!

@@ -8,12 +8,17 @@ extension CoroutineContext {
   /// The timer competes for the await like any other waker: exactly one of them wins. Whoever
   /// wins, the timer is cancelled before this returns, so it holds nothing afterwards.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled before a waker wins.
+  ///
+  /// `kind` and `detail` say what the wait is for, in coroutine snapshots.
   func suspend(
-    timeout: DispatchTimeInterval, reason: UInt64 = WaitState.timedOutWake,
-    _ register: (CoroutineWaker) -> Void
+    _ kind: CoroutineWaitKind, detail: UInt = 0, timeout: DispatchTimeInterval,
+    reason: UInt64 = WaitState.timedOutWake, _ register: (CoroutineWaker) -> Void
   ) throws(CoroutineError) -> Bool {
     let generation = try beginWait()
     register(CoroutineWaker(coroutine: self, generation: generation))
+    let timed: Bool
+    if case .never = timeout { timed = false } else { timed = kind != .delay }
+    noteWait(kind, timed: timed, detail: detail)
     let armed = armTimer(after: timeout, generation: generation, reason: reason)
     defer { if armed { disarmTimer() } }
     try completeWait()
@@ -22,7 +27,11 @@ extension CoroutineContext {
 
   /// `Coroutine.delay`: suspends until the timer fires (an ordinary wake), or until cancelled.
   func sleep(for delay: DispatchTimeInterval) throws(CoroutineError) {
-    _ = try suspend(timeout: delay, reason: 0) { _ in }
+    // The deadline, for snapshots: uptime nanoseconds (read only when it will be used).
+    let deadline = delay.clampedNanoseconds.map {
+      UInt(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds &+ $0)
+    } ?? 0
+    _ = try suspend(.delay, detail: deadline, timeout: delay, reason: 0) { _ in }
   }
 
   /// Arms the coroutine's timer to claim await `generation` (with `reason`) and wake it `delay`

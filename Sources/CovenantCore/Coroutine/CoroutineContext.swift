@@ -26,22 +26,42 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     case finished
   }
 
-  // The one-byte fields first: they fill the base class's tail padding.
+  // The small fields first: they fill the base class's tail padding.
   private let canceled = Atomic<Bool>(false)
   var exit = Exit.suspend
+  /// What the coroutine waits for when it next switches out (a `CoroutineWaitKind`, with its
+  /// timed flag): set by the coroutine before it suspends, hops or yields, read by its runner
+  /// right after the switch, which records it in the registry entry.
+  var pendingWaitKind: UInt8 = 0
+  /// The coroutine's slot in the registry of live coroutines (`CoroutineRegistry`), from its
+  /// start until it finishes; `COV_REGISTRY_NO_SLOT` before and after (or if the registry was
+  /// full). Written before the coroutine is handed to its scheduler and when it finishes;
+  /// read by whoever runs it.
+  var registrySlot: UInt32 = COV_REGISTRY_NO_SLOT
 
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
   /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `queueBits`).
   private var otherScheduler: (any CoroutineScheduler)?
-  private(set) var currentSchedulerIdentity: ObjectIdentifier?
+  /// The identity of the scheduler (the object of a class scheduler; 0 for a value type).
+  /// Atomic, as the queue below, because a coroutine snapshot reads both from its own thread
+  /// (relaxed loads and stores are plain moves); a hop keeps the old scheduler alive until no
+  /// snapshot can be reading it (`cov_registry_quiesce`).
+  private let schedulerIdentityWord: Atomic<UInt>
+  var currentSchedulerIdentity: ObjectIdentifier? {
+    let bits = schedulerIdentityWord.load(ordering: .relaxed)
+    // An `ObjectIdentifier` is the object's address, one word (the snapshot tests check the
+    // layout); rebuilt without touching the object.
+    return bits == 0 ? nil : unsafeBitCast(bits, to: ObjectIdentifier.self)
+  }
   /// The scheduler when it is a `DispatchQueue`, the common case: the bits of a retained
   /// `Unmanaged<DispatchQueue>` (0: none; released by `deinit` or a hop). Not a stored
   /// `DispatchQueue?`, whose every read for a dispatch would be a retain/release pair; and the
   /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
   /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
   /// size is what a million of them cost.
-  private var queueBits: UInt
+  private let queueWord: Atomic<UInt>
+  private var queueBits: UInt { queueWord.load(ordering: .relaxed) }
 
   private var dispatchQueue: DispatchQueue? {
     queueBits == 0 ? nil : Self.queue(queueBits).takeUnretainedValue()
@@ -67,11 +87,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ///
   /// One word for both: before the first slice, what the start asked for (`stackRequest`,
   /// tagged with the low bit), then the fiber (records are aligned, so the bit is clear).
-  private var fiberOrRequest: UInt
+  /// Atomic: a snapshot reads it from its own thread (released once the fiber is made).
+  private let fiberOrRequestWord: Atomic<UInt>
+  private var fiberOrRequest: UInt { fiberOrRequestWord.load(ordering: .relaxed) }
 
   /// The coroutine's fiber, once its first slice has made it.
   var fiber: OpaquePointer? {
-    fiberOrRequest & 1 == 0 ? OpaquePointer(bitPattern: fiberOrRequest) : nil
+    let word = fiberOrRequest
+    return word & 1 == 0 ? OpaquePointer(bitPattern: word) : nil
   }
 
   /// What the start asked for; meaningful until the fiber is made.
@@ -126,10 +149,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
     let (identity, queue) = classifyScheduler(scheduler)
-    currentSchedulerIdentity = identity
-    queueBits = Self.retainedBits(queue)
+    schedulerIdentityWord = Atomic(Self.bits(identity))
+    queueWord = Atomic(Self.retainedBits(queue))
     otherScheduler = queue == nil ? scheduler : nil
-    fiberOrRequest = Self.tagged(stack)
+    fiberOrRequestWord = Atomic(Self.tagged(stack))
     self.startFailureReceiver = startFailureReceiver
     self.body = body
     super.init()
@@ -144,9 +167,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ) {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
-    queueBits = Self.retainedBits(queue)
-    currentSchedulerIdentity = ObjectIdentifier(queue)
-    fiberOrRequest = Self.tagged(stack)
+    queueWord = Atomic(Self.retainedBits(queue))
+    schedulerIdentityWord = Atomic(UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()))
+    fiberOrRequestWord = Atomic(Self.tagged(stack))
     startFailureReceiver = nil
     self.body = body
     super.init()
@@ -154,7 +177,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   deinit {
     // Only reachable when finished or never started: a suspended coroutine's own frame keeps
-    // it alive.
+    // it alive. One that never ran is still registered: it leaves before anything a snapshot
+    // reads goes away.
+    if registrySlot != COV_REGISTRY_NO_SLOT { CoroutineRegistry.leave(registrySlot) }
     if let fiber { cov_fiber_destroy(fiber) }
     if queueBits != 0 { Self.queue(queueBits).release() }
   }
@@ -176,8 +201,13 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   // MARK: Starting and running (scheduler side)
 
-  /// Schedules the first slice on the coroutine's scheduler.
-  @usableFromInline func start() { schedule() }
+  /// Registers the coroutine (see `CoroutineRegistry`) and schedules its first slice on its
+  /// scheduler.
+  @usableFromInline func start(name: String? = nil) {
+    registrySlot = CoroutineRegistry.enter(
+      UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), name: name)
+    schedule()
+  }
 
   /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
   /// task serves the same scheduler).
@@ -216,15 +246,23 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     guard let fiber = fiber ?? makeFiber() else { return false }
     let previous = cov_tls_load(ThreadSlot.coroutine)
     cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
+    let slot = registrySlot
+    cov_registry_note_running(slot)
     let status = cov_fiber_resume(fiber)
     cov_tls_store(ThreadSlot.coroutine, previous)
     // Parked: its shared stack is running another coroutine; that one's switch-out hands this
     // one back to `schedule()` (see `SharedStackParking`).
     if _slowPath(status != Int32(COV_FIBER_RAN)) { return false }
+    // The registry entry is written here, after the switch out and before anyone else may
+    // resume the coroutine (the wake-up state machine, or the scheduler, hands it on after
+    // this), so its writers take turns and a snapshot that sees it switched out sees its
+    // frames settled.
     switch exit {
     case .suspend:
+      cov_registry_note_switched_out(slot, UInt64(COV_ACTIVITY_SUSPENDED), UInt64(pendingWaitKind))
       return wait.confirmSuspended()
     case .reschedule:
+      cov_registry_note_switched_out(slot, UInt64(COV_ACTIVITY_READY), UInt64(pendingWaitKind))
       scheduleTask()
       return false
     case .finished:
@@ -257,7 +295,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       return nil
     }
     precondition(UInt(bitPattern: fiber) & 1 == 0, "fiber records are at least 2-aligned")
-    fiberOrRequest = UInt(bitPattern: fiber)
+    fiberOrRequestWord.store(UInt(bitPattern: fiber), ordering: .releasing)
     return fiber
   }
 
@@ -309,6 +347,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Marks the coroutine finished and runs the callbacks registered so far, in the order they
   /// were added (later ones run at once in `whenFinished`).
   private func finish() {
+    CoroutineRegistry.leave(registrySlot)
+    registrySlot = COV_REGISTRY_NO_SLOT
     startFailureReceiver = nil
     let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
     guard last != 0 else { return }
@@ -329,10 +369,24 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ///
   /// `register` runs on the coroutine before it switches out; it may resume synchronously.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled before a waker wins.
-  @usableFromInline func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
+  ///
+  /// `kind` and `detail` (see `CoroutineWaitKind`) say what the wait is for, in coroutine
+  /// snapshots.
+  @usableFromInline func suspend(
+    _ kind: CoroutineWaitKind, detail: UInt = 0, _ register: (CoroutineWaker) -> Void
+  ) throws(CoroutineError) {
     let generation = try beginWait()
     register(CoroutineWaker(coroutine: self, generation: generation))
+    noteWait(kind, detail: detail)
     try completeWait()
+  }
+
+  /// Records what the await now opening is for, for coroutine snapshots: the kind until the
+  /// runner stores it with the switch-out, the detail in the registry entry at once.
+  @inline(__always)
+  func noteWait(_ kind: CoroutineWaitKind, timed: Bool = false, detail: UInt) {
+    pendingWaitKind = kind.raw(timed: timed)
+    cov_registry_note_detail(registrySlot, detail)
   }
 
   /// Opens the next await (a new generation of `wait`) and returns its generation.
@@ -375,8 +429,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Returns whether the await was cancelled (rather than throwing: the caller, which uses the
   /// coroutine unretained, then needs no closure frame that can throw; with shared stacks
   /// every frame between the body and the switch is copied when the coroutine is evicted).
-  func awaitResolution(of cell: borrowing ResolutionCell) -> Bool {
-    do { try awaitResolutionThrowing(of: cell) } catch { return true }
+  func awaitResolution(of cell: borrowing ResolutionCell, awaiting type: Any.Type) -> Bool {
+    do { try awaitResolutionThrowing(of: cell, awaiting: type) } catch { return true }
     return false
   }
 
@@ -384,14 +438,21 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// first frame keeps it alive while its body runs).
   /// - Throws: `.calledOutsideCoroutine` outside a coroutine; `.canceled` if the coroutine is
   ///   or becomes cancelled first.
-  static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
+  static func awaitCurrent(
+    resolutionOf cell: borrowing ResolutionCell, awaiting type: Any.Type
+  ) throws(CoroutineError) {
     guard let coroutine = currentUnmanaged else { throw .calledOutsideCoroutine }
-    if coroutine._withUnsafeGuaranteedRef({ $0.awaitResolution(of: cell) }) { throw .canceled }
+    if coroutine._withUnsafeGuaranteedRef({ $0.awaitResolution(of: cell, awaiting: type) }) {
+      throw .canceled
+    }
   }
 
   @inline(__always)
-  private func awaitResolutionThrowing(of cell: borrowing ResolutionCell) throws(CoroutineError) {
+  private func awaitResolutionThrowing(
+    of cell: borrowing ResolutionCell, awaiting type: Any.Type
+  ) throws(CoroutineError) {
     let generation = try beginWait()
+    noteWait(.resolution, detail: metadataBits(type))
     guard _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) else {
       let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
       _ = try awaitResolution(of: cell, through: reaction)
@@ -411,9 +472,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// the coroutine.
   /// - Throws: `.canceled` if the coroutine is or becomes cancelled first.
   func awaitResolution(
-    of cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
+    of cell: borrowing ResolutionCell, awaiting type: Any.Type, timeout: DispatchTimeInterval
   ) throws(CoroutineError) -> Bool {
     let generation = try beginWait()
+    noteWait(.resolution, timed: true, detail: metadataBits(type))
     guard registration.load(ordering: .acquiring) & Self.staleRegistration == 0 else {
       let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
       return try awaitResolution(of: cell, through: reaction, timeout: timeout)
@@ -498,18 +560,29 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
     let (identity, queue) = classifyScheduler(scheduler)
-    currentSchedulerIdentity = identity
     let previousQueue = queueBits
-    queueBits = Self.retainedBits(queue)
-    if previousQueue != 0 { Self.queue(previousQueue).release() }
+    // Sequentially consistent: a snapshot that has not seen the new scheduler is seen by
+    // `cov_registry_quiesce`, which waits for it before the old one is released.
+    schedulerIdentityWord.store(Self.bits(identity), ordering: .sequentiallyConsistent)
+    queueWord.store(Self.retainedBits(queue), ordering: .sequentiallyConsistent)
+    let previousOther = otherScheduler
     otherScheduler = queue == nil ? scheduler : nil
+    cov_registry_quiesce(registrySlot)
+    if previousQueue != 0 { Self.queue(previousQueue).release() }
+    withExtendedLifetime(previousOther) {}
+    pendingWaitKind = CoroutineWaitKind.hop.rawValue
     exit = .reschedule
     cov_fiber_suspend()
+  }
+
+  private static func bits(_ identity: ObjectIdentifier?) -> UInt {
+    identity.map { UInt(bitPattern: $0) } ?? 0
   }
 
   /// Lets other work on the scheduler run, then continues.
   func yield() throws(CoroutineError) {
     if isCanceled { throw .canceled }
+    pendingWaitKind = CoroutineWaitKind.yield.rawValue
     exit = .reschedule
     cov_fiber_suspend()
   }
@@ -548,4 +621,27 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   var isFinished: Bool { completion.load(ordering: .acquiring) == Self.finishedMark }
+
+  // MARK: Snapshots
+
+  /// What a coroutine snapshot reads of the coroutine, from the snapshot's thread, while the
+  /// registry keeps the coroutine from finishing (`cov_registry_visit`). Only immutable fields
+  /// and atomics are read; the scheduler is retained for the snapshot (a hop keeps the old one
+  /// alive until no snapshot reads it).
+  func debugFields() -> CoroutineDebugFields {
+    let queue = queueWord.load(ordering: .sequentiallyConsistent)
+    let identity = schedulerIdentityWord.load(ordering: .sequentiallyConsistent)
+    let word = fiberOrRequestWord.load(ordering: .acquiring)
+    return CoroutineDebugFields(
+      queue: queue == 0 ? nil : Self.queue(queue).retain(),
+      schedulerObject: queue != 0 || identity == 0
+        ? nil : Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identity)!).retain(),
+      fiber: word & 1 == 0 ? OpaquePointer(bitPattern: word) : nil,
+      requestsDedicatedStack: word & 1 != 0
+        && CoroutineStackRequest(raw: Int(bitPattern: word) >> 1).raw
+          != CoroutineStackRequest.sharedRaw
+        && CoroutineStackRequest(raw: Int(bitPattern: word) >> 1).raw != 0,
+      startFile: startFile, startLine: startLine,
+      scope: scopeLink?.scope.map(ObjectIdentifier.init), waitFlags: wait.flags)
+  }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 
-/// Waits until the callback handed to `register` is called: suspends the current coroutine, or,
+/// Waits until the callback handed to `register` is called (a join: what coroutine snapshots
+/// report): suspends the current coroutine, or,
 /// outside a coroutine, blocks the calling thread (the way to wait for coroutines from code
 /// that is not one, e.g. a test or `main`). The callback may be called at once, or later on any
 /// thread; calls after the first are ignored.
@@ -10,7 +11,7 @@ func suspendOrBlock(until register: (@escaping @Sendable () -> Void) -> Void) th
 {
   if CoroutineContext.currentUnmanaged != nil {
     let coroutine = try CoroutineHandle.current()
-    try coroutine.suspend { waker in register { waker.resume() } }
+    try coroutine.suspend(.join) { waker in register { waker.resume() } }
   } else {
     let semaphore = DispatchSemaphore(value: 0)
     register { semaphore.signal() }

@@ -13,6 +13,9 @@ import Synchronization
 /// - `canceledWake`: the claim was made by `cancel()`; the await throws `.canceled`.
 /// - `timedOutWake`: the claim was made by the await's own timer; a timed wait reports a
 ///   timeout.
+/// - `abandoned`: set on an await that was not claimed when the only thing that could resume it
+///   (a callback handed out by `Coroutine.await`) was released uncalled: nothing but a cancel
+///   can end it now. Coroutine snapshots report such a coroutine as leaked.
 ///
 /// `woken` and `suspended` are set with one atomic OR each; exactly one of the two parties sees
 /// the other's bit and continues the coroutine, so no wake-up is lost and none is doubled.
@@ -22,6 +25,7 @@ struct WaitState: ~Copyable {
   static let suspended: UInt64 = 4
   static let canceledWake: UInt64 = 8
   static let timedOutWake: UInt64 = 16
+  static let abandoned: UInt64 = 32
   private static let flagBits: UInt64 = 8
 
   /// Starts as generation 0, claimed: nothing can wake a coroutine that is not waiting.
@@ -48,6 +52,18 @@ struct WaitState: ~Copyable {
       current = original
     }
     return false
+  }
+
+  /// Marks await `generation` abandoned if it is still that await and unclaimed (see
+  /// `abandoned`); the flag ends with the await.
+  func abandon(_ generation: UInt64) {
+    var current = word.load(ordering: .relaxed)
+    while current >> Self.flagBits == generation && current & Self.claimed == 0 {
+      let (exchanged, original) = word.compareExchange(
+        expected: current, desired: current | Self.abandoned, ordering: .relaxed)
+      if exchanged { return }
+      current = original
+    }
   }
 
   /// Marks the claimed await as woken. Returns true if the coroutine had already suspended, in

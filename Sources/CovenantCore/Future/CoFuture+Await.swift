@@ -16,7 +16,7 @@ extension CoFuture {
   ///   `CoroutineError.canceled` when the coroutine is cancelled while waiting.
   @inlinable
   public func await() throws -> Value {
-    try cell.awaitValue(as: Value.self)
+    try cell.awaitValue(as: Value.self, awaiting: type(of: self))
   }
 
   /// Like `await()`, but gives up after `timeout`, throwing `CoFutureError.timeout`. The future
@@ -27,6 +27,6 @@ extension CoFuture {
   /// kept alive until the timeout would have expired.
   @inlinable
   public func await(timeout: DispatchTimeInterval) throws -> Value {
-    try cell.awaitValue(as: Value.self, timeout: timeout)
+    try cell.awaitValue(as: Value.self, awaiting: type(of: self), timeout: timeout)
   }
 }

@@ -18,9 +18,14 @@ struct CoroutineHandle {
   }
 
   /// `CoroutineContext.suspend`: waits until a waker handed to `register` wins and wakes it.
+  ///
+  /// `kind` and `detail` say what the wait is for, in coroutine snapshots (see
+  /// `CoroutineWaitKind`).
   @usableFromInline
-  func suspend(_ register: (CoroutineWaker) -> Void) throws(CoroutineError) {
-    try context.suspend(register)
+  func suspend(
+    _ kind: CoroutineWaitKind, detail: UInt = 0, _ register: (CoroutineWaker) -> Void
+  ) throws(CoroutineError) {
+    try context.suspend(kind, detail: detail, register)
   }
 
   /// Suspends the current coroutine until `cell` is resolved, registering the coroutine itself
@@ -29,9 +34,13 @@ struct CoroutineHandle {
   /// The coroutine is used unretained: its own first frame keeps it alive while its body runs.
   /// - Throws: `CoroutineError.calledOutsideCoroutine` outside a coroutine;
   ///   `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
+  ///
+  /// `type` is the awaited promise's or future's type, for coroutine snapshots.
   @usableFromInline
-  static func awaitCurrent(resolutionOf cell: borrowing ResolutionCell) throws(CoroutineError) {
-    try CoroutineContext.awaitCurrent(resolutionOf: cell)
+  static func awaitCurrent(
+    resolutionOf cell: borrowing ResolutionCell, awaiting type: Any.Type
+  ) throws(CoroutineError) {
+    try CoroutineContext.awaitCurrent(resolutionOf: cell, awaiting: type)
   }
 
   /// `awaitCurrent(resolutionOf:)` that gives up after `timeout`, throwing
@@ -39,14 +48,15 @@ struct CoroutineHandle {
   /// its chain).
   @usableFromInline
   static func awaitCurrent(
-    resolutionOf cell: borrowing ResolutionCell, timeout: DispatchTimeInterval
+    resolutionOf cell: borrowing ResolutionCell, awaiting type: Any.Type,
+    timeout: DispatchTimeInterval
   ) throws {
     guard let coroutine = CoroutineContext.currentUnmanaged else {
       throw CoroutineError.calledOutsideCoroutine
     }
     let timedOut = try coroutine._withUnsafeGuaranteedRef { coroutine in
       Result { () throws(CoroutineError) in
-        try coroutine.awaitResolution(of: cell, timeout: timeout)
+        try coroutine.awaitResolution(of: cell, awaiting: type, timeout: timeout)
       }
     }.get()
     if timedOut { throw CoFutureError.timeout }
@@ -55,8 +65,9 @@ struct CoroutineHandle {
   /// `suspend` that also ends when `timeout` expires; returns true if it did (no resumer won).
   @usableFromInline
   func suspend(
-    timeout: DispatchTimeInterval, _ register: (CoroutineWaker) -> Void
+    _ kind: CoroutineWaitKind, timeout: DispatchTimeInterval,
+    _ register: (CoroutineWaker) -> Void
   ) throws(CoroutineError) -> Bool {
-    try context.suspend(timeout: timeout, register)
+    try context.suspend(kind, timeout: timeout, register)
   }
 }

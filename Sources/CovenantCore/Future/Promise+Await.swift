@@ -12,7 +12,7 @@ extension Promise {
   /// - Throws: the rejection error; `CoroutineError.calledOutsideCoroutine` outside a
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
   @inlinable public func await() throws -> Value {
-    try cell.awaitValue(as: Value.self)
+    try cell.awaitValue(as: Value.self, awaiting: type(of: self))
   }
 
   /// Like `await()`, but throws `CoFutureError.timeout` if the promise has not resolved within
@@ -21,6 +21,6 @@ extension Promise {
   /// The timer is the coroutine's scheduler's and is cancelled as soon as the promise
   /// resolves, so a coroutine that is done waiting is freed at once.
   @inlinable public func await(timeout: DispatchTimeInterval) throws -> Value {
-    try cell.awaitValue(as: Value.self, timeout: timeout)
+    try cell.awaitValue(as: Value.self, awaiting: type(of: self), timeout: timeout)
   }
 }

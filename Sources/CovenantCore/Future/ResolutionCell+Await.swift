@@ -7,12 +7,17 @@ extension ResolutionCell {
   ///
   /// - Throws: the rejection error; `CoroutineError.calledOutsideCoroutine` when pending and
   ///   not in a coroutine; `CoroutineError.canceled` if the coroutine is cancelled meanwhile.
-  @inlinable func awaitValue<Value>(as type: Value.Type) throws -> Value {
+  ///
+  /// `owner` is the promise's or future's type, for coroutine snapshots (evaluated only when
+  /// the await suspends).
+  @inlinable func awaitValue<Value>(
+    as type: Value.Type, awaiting owner: @autoclosure () -> Any.Type
+  ) throws -> Value {
     switch currentStatus {
     case CellStatus.fulfilled: return loadValue(as: type)
     case CellStatus.rejected: throw loadError()
     default:
-      try CoroutineHandle.awaitCurrent(resolutionOf: self)
+      try CoroutineHandle.awaitCurrent(resolutionOf: self, awaiting: owner())
       return try resolvedResult(as: type).get()
     }
   }
@@ -20,13 +25,14 @@ extension ResolutionCell {
   /// `awaitValue(as:)` that gives up after `timeout`, throwing `CoFutureError.timeout`: the
   /// `await(timeout:)` of `Promise` and `CoFuture`.
   @inlinable func awaitValue<Value>(
-    as type: Value.Type, timeout: DispatchTimeInterval
+    as type: Value.Type, awaiting owner: @autoclosure () -> Any.Type,
+    timeout: DispatchTimeInterval
   ) throws -> Value {
     switch currentStatus {
     case CellStatus.fulfilled: return loadValue(as: type)
     case CellStatus.rejected: throw loadError()
     default:
-      try CoroutineHandle.awaitCurrent(resolutionOf: self, timeout: timeout)
+      try CoroutineHandle.awaitCurrent(resolutionOf: self, awaiting: owner(), timeout: timeout)
       return try resolvedResult(as: type).get()
     }
   }

@@ -81,13 +81,20 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
   ///
   /// - Parameters:
   ///   - stackSize: bytes of stack for the body; `nil` uses `Coroutine.defaultStackSize`.
+  ///   - file, line: where the generator is made, for coroutine snapshots (filled in by the
+  ///     compiler).
   ///   - body: the producer. It runs only while the consumer is in `next()`, on the
   ///     consumer's thread, so it need not be `Sendable`.
   @inlinable
-  public init(stackSize: Int? = nil, _ body: @escaping (_ yield: Yield) throws -> Void) {
+  public init(
+    stackSize: Int? = nil, file: StaticString = #fileID, line: UInt = #line,
+    _ body: @escaping (_ yield: Yield) throws -> Void
+  ) {
     self.stackSize = Swift.max(0, stackSize ?? 0)
     control = .allocate(capacity: 1)
     control.initialize(to: GeneratorControl())
+    control.pointee.registration.startFile = file
+    control.pointee.registration.startLine = UInt32(truncatingIfNeeded: line)
     let control = self.control
     control.pointee.start.run = {
       // Runs on the generator's own stack. `control` outlives the body: the generator only
@@ -110,9 +117,12 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
   @_disfavoredOverload
   @inlinable
   public convenience init(
-    stackSize: Int? = nil, _ body: @escaping (_ yield: (Element) throws -> Void) throws -> Void
+    stackSize: Int? = nil, file: StaticString = #fileID, line: UInt = #line,
+    _ body: @escaping (_ yield: (Element) throws -> Void) throws -> Void
   ) {
-    self.init(stackSize: stackSize) { (yield: Yield) in try body(yield.callAsFunction) }
+    self.init(stackSize: stackSize, file: file, line: line) { (yield: Yield) in
+      try body(yield.callAsFunction)
+    }
   }
 
   deinit {
@@ -121,7 +131,10 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
       control.pointee.phase = .dropping
       resumeGeneratorFiber(fiber)
     }
-    if let fiber = control.pointee.fiber { cov_fiber_destroy(fiber) }
+    if let fiber = control.pointee.fiber {
+      generatorLeaveRegistry(&control.pointee.registration)
+      cov_fiber_destroy(fiber)
+    }
     control.deinitialize(count: 1)
     control.deallocate()
   }
@@ -183,10 +196,21 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
         "Covenant.Generator.next() called from inside the generator's own body (re-entrant next)")
     }
     control.pointee.phase = .running
+    let entry = control.pointee.registration.entry
+    if let entry { cov_registry_entry_note_running(entry) }
     resumeGeneratorFiber(control.pointee.fiber.unsafelyUnwrapped)
-    if control.pointee.phase == .suspended { return control.pointee.element.take() }
+    if control.pointee.phase == .suspended {
+      // No time stamp: a generator waits for its consumer, on the consumer's own thread.
+      if let entry {
+        cov_registry_entry_note_switched_out(
+          entry, UInt64(COV_ACTIVITY_SUSPENDED),
+          UInt64(CoroutineWaitKind.generatorYield.rawValue), 0)
+      }
+      return control.pointee.element.take()
+    }
     // The body ended: give its stack back now rather than when the generator is released.
     if let fiber = control.pointee.fiber {
+      generatorLeaveRegistry(&control.pointee.registration)
       cov_fiber_destroy(fiber)
       control.pointee.fiber = nil
     }
@@ -204,7 +228,25 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
       )
     }
     control.pointee.fiber = fiber
+    GeneratorRegistration.check(GeneratorControl<Element>.self)
+    let slot = CoroutineRegistry.enter(
+      UnsafeRawPointer(control), tags: UInt(COV_REGISTRY_GENERATOR))
+    control.pointee.registration.slot = slot
+    if slot != COV_REGISTRY_NO_SLOT {
+      let entry = cov_registry_entry(slot)!
+      cov_registry_entry_note_detail(entry, metadataBits(Element.self))
+      control.pointee.registration.entry = entry
+    }
   }
+}
+
+/// Takes a generator whose body ended (or is dropped) out of the registry, before its fiber is
+/// destroyed.
+@usableFromInline
+func generatorLeaveRegistry(_ registration: inout GeneratorRegistration) {
+  CoroutineRegistry.leave(registration.slot)
+  registration.slot = COV_REGISTRY_NO_SLOT
+  registration.entry = nil
 }
 
 /// `yield` as the body sees it: hands `element` over and switches back to the consumer.

@@ -23,6 +23,9 @@ enum GeneratorPhase: UInt8 {
 /// are needed either.
 @usableFromInline
 struct GeneratorControl<Element> {
+  /// What a coroutine snapshot reads of the generator: the first stored property, so at the
+  /// start of the control block whatever the element type (`GeneratorRegistration.check`).
+  @usableFromInline var registration = GeneratorRegistration()
   @usableFromInline var phase = GeneratorPhase.initial
   /// The element the last `yield` handed over, taken by `next()`.
   @usableFromInline var element: Element?
@@ -31,11 +34,41 @@ struct GeneratorControl<Element> {
   /// Whether `failure` has been thrown to a `nextElement()` caller already.
   @usableFromInline var failureDelivered = false
   /// The fiber the body runs on; created at the first `next()`, destroyed when the body ends.
-  @usableFromInline var fiber: OpaquePointer?
+  @inlinable var fiber: OpaquePointer? {
+    get { registration.fiber }
+    set { registration.fiber = newValue }
+  }
   /// What the fiber runs: the body with its `yield`. Moved out by the fiber when it starts.
   @usableFromInline var start = GeneratorStart()
 
   @inlinable init() {}
+}
+
+/// A generator in the registry of live coroutines and generators (`CoroutineRegistry`): what a
+/// snapshot reads through the registered pointer, which is the generator's control block. Not
+/// generic, and its first stored property, so the snapshot finds it without the element type.
+@usableFromInline
+struct GeneratorRegistration {
+  /// The fiber the body runs on, while it has one. Set before the generator registers and
+  /// cleared after it leaves, so a snapshot (which reads it only while the generator is
+  /// registered) sees it stable.
+  @usableFromInline var fiber: OpaquePointer?
+  /// The generator's registry entry while it is registered (its body has started and not
+  /// ended); `nil` otherwise, or if the registry was full.
+  @usableFromInline var entry: UnsafeMutablePointer<cov_registry_entry_t>?
+  /// Where the generator was made (`#fileID` form), and the line (0: unknown).
+  @usableFromInline var startFile: StaticString = unknownStartFile
+  @usableFromInline var startLine: UInt32 = 0
+  @usableFromInline var slot: UInt32 = COV_REGISTRY_NO_SLOT
+
+  @inlinable init() {}
+
+  /// Checks that `registration` starts the control block of `Element`'s generators.
+  @inlinable static func check<Element>(_: GeneratorControl<Element>.Type) {
+    assert(
+      MemoryLayout<GeneratorControl<Element>>.offset(of: \.registration) == 0,
+      "GeneratorRegistration must be the first stored property of GeneratorControl")
+  }
 }
 
 /// A generator's body packaged for its fiber: a non-generic, non-function-typed field, so the

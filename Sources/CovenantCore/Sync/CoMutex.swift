@@ -46,7 +46,7 @@ public final class CoMutex: Sendable {
   ///   does not hold the lock); `CoroutineError.calledOutsideCoroutine` if the mutex is held and
   ///   the caller is not a coroutine.
   public func lock() throws {
-    _ = try state.acquire()
+    _ = try state.acquire(.mutex)
   }
 
   /// Takes the lock if it is free and nobody is waiting for it; never waits. Works inside and

@@ -43,7 +43,7 @@ public final class CoSemaphore: Sendable {
   ///   is taken); `CoroutineError.calledOutsideCoroutine` if no permit is free and the caller is
   ///   not a coroutine.
   public func wait() throws {
-    _ = try state.acquire()
+    _ = try state.acquire(.semaphore)
   }
 
   /// Takes a permit, suspending the calling coroutine for at most `timeout`.
@@ -53,7 +53,7 @@ public final class CoSemaphore: Sendable {
   /// - Throws: `CoFutureError.timeout` if no permit came in time (none is taken), as every
   ///   timed wait in Covenant; otherwise as `wait()`.
   public func wait(timeout: DispatchTimeInterval) throws {
-    if try !state.acquire(timeout: timeout) { throw CoFutureError.timeout }
+    if try !state.acquire(.semaphore, timeout: timeout) { throw CoFutureError.timeout }
   }
 
   /// Takes a permit if one is free and nobody is waiting; never waits.

@@ -9,14 +9,18 @@ extension Mutex where Value == PermitState {
   /// - Throws: `CoroutineError.calledOutsideCoroutine` if it would have to wait outside a
   ///   coroutine; `CoroutineError.canceled` if the coroutine is cancelled while waiting (it
   ///   then holds nothing).
-  func acquire(timeout: DispatchTimeInterval = .never) throws(CoroutineError) -> Bool {
+  ///
+  /// `kind` (`.mutex` or `.semaphore`) is what coroutine snapshots report while it waits.
+  func acquire(
+    _ kind: CoroutineWaitKind, timeout: DispatchTimeInterval = .never
+  ) throws(CoroutineError) -> Bool {
     let holder = PermitHolder.current
     if withCriticalSection({ $0.take(for: holder) }) { return true }
     guard let coroutine = CoroutineContext.current else { throw .calledOutsideCoroutine }
     var queued: CoroutineWaker?
     let timedOut: Bool
     do {
-      timedOut = try coroutine.suspend(timeout: timeout) { waker in
+      timedOut = try coroutine.suspend(kind, timeout: timeout) { waker in
         let tookIt = withCriticalSection { state -> Bool in
           if state.available == 0 {
             state.waiters.append(waker)

@@ -1,0 +1,241 @@
+// The registry of live coroutines and generators, for snapshots (Covenant's `CoroutineSnapshot`).
+//
+// Every coroutine (from its start until it finishes) and every running or suspended generator
+// holds one *entry*: 32 bytes in a table of chunks that only grows, so an entry's address never
+// changes and a snapshot can read it while the program runs. The owner keeps its slot number
+// and writes its activity there (what it does, what it waits for, since when) with plain
+// relaxed stores; a snapshot visits the table chunk by chunk. Nothing here allocates per
+// coroutine: slots and identifiers come from per-thread caches, refilled in batches under one
+// lock.
+//
+// Lifetime rule: an owner leaves (cov_registry_leave) before the memory a snapshot may read
+// through the entry (the owner object, its fiber, its scheduler) goes away. A snapshot visits a
+// chunk with that chunk's *scanning* flag raised, and a leave that sees the flag waits until
+// the visit of the chunk is over, so everything reachable from a visited entry stays valid for
+// the visit.
+
+#ifndef COVENANT_COV_REGISTRY_H
+#define COVENANT_COV_REGISTRY_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// One registered coroutine or generator. Written by its owner; read by snapshots.
+typedef struct cov_registry_entry {
+  /// The registered object (unretained), with `COV_REGISTRY_*` tags in its low bits; 0 when the
+  /// entry is free. Published with a releasing store after `id`.
+  _Atomic(uintptr_t) object;
+  /// A process-wide serial number, in registration order (never reused).
+  _Atomic(uint64_t) id;
+  /// `state | kind << 2 | ticks << 8` (see below): written only by whoever runs or resumes the
+  /// owner at the time, in sequence.
+  _Atomic(uint64_t) activity;
+  /// What the wait is on: a type's metadata (Promise<T>, a channel, a callback's value) or, for
+  /// a delay, its deadline in `cov_registry_ticks()` units; 0 if nothing.
+  _Atomic(uintptr_t) detail;
+} cov_registry_entry_t;
+
+/// Tags in the low bits of `object` (objects are at least 8-aligned).
+enum {
+  /// The object is a Swift `CoroutineContext`; otherwise a generator's control block.
+  COV_REGISTRY_GENERATOR = 1,
+  /// The owner has a name in the Swift layer's name table.
+  COV_REGISTRY_NAMED = 2,
+  COV_REGISTRY_TAGS = 7,
+};
+
+/// `activity` states (bits 0-1).
+enum {
+  /// Registered, not run yet.
+  COV_ACTIVITY_CREATED = 0,
+  /// Running (or being switched in).
+  COV_ACTIVITY_RUNNING = 1,
+  /// Switched out while waiting for something (`kind`); frames stable until resumed.
+  COV_ACTIVITY_SUSPENDED = 2,
+  /// Switched out and handed back to its scheduler (a yield, a hop, a shared stack that was
+  /// busy); frames stable until resumed.
+  COV_ACTIVITY_READY = 3,
+};
+
+/// Slot value of an owner that is not registered (the table was full, or it has left).
+#define COV_REGISTRY_NO_SLOT UINT32_MAX
+
+/// Entries per chunk (4,096 entries, 128 KiB) and the most chunks (67,108,864 entries).
+enum { COV_REGISTRY_CHUNK_SHIFT = 12, COV_REGISTRY_MAX_CHUNKS = 16384 };
+
+extern _Atomic(cov_registry_entry_t *) cov_registry_chunks[COV_REGISTRY_MAX_CHUNKS];
+
+/// The entry of `slot` (a slot the caller holds).
+static inline cov_registry_entry_t *cov_registry_entry(uint32_t slot) {
+  cov_registry_entry_t *chunk = atomic_load_explicit(
+      &cov_registry_chunks[slot >> COV_REGISTRY_CHUNK_SHIFT], memory_order_relaxed);
+  return chunk + (slot & ((1u << COV_REGISTRY_CHUNK_SHIFT) - 1));
+}
+
+/// A cheap monotonic time stamp (the CPU's time-stamp or virtual counter; nanoseconds where
+/// there is none), 56 bits of which are kept in `activity`. cov_registry_ticks_per_second
+/// converts.
+static inline uint64_t cov_registry_ticks(void) {
+#if defined(__x86_64__)
+  return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+  uint64_t ticks;
+  __asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(ticks));
+  return ticks;
+#else
+  extern uint64_t cov_registry_ticks_fallback(void);
+  return cov_registry_ticks_fallback();
+#endif
+}
+
+/// Ticks per second, measured against the monotonic clock (first call may take about 20 ms).
+double cov_registry_ticks_per_second(void);
+
+/// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
+/// is full; `*id` receives its serial number (0 then). Lock-free on the common path.
+uint32_t cov_registry_enter(uintptr_t object, uint64_t *id);
+
+/// Unregisters the holder of `slot` (no-op for COV_REGISTRY_NO_SLOT). Waits while a snapshot
+/// visits the slot's chunk.
+void cov_registry_leave(uint32_t slot);
+
+/// Waits while a snapshot visits the chunk of `slot`: call it before releasing something a
+/// snapshot may reach through the entry (a coroutine's previous scheduler, after a hop), having
+/// first stored the replacement where the snapshot reads it.
+void cov_registry_quiesce(uint32_t slot);
+
+/// The serial number the next registration will get (registrations before it have smaller ones).
+uint64_t cov_registry_next_id(void);
+
+/// How many registrations failed because the table was full.
+uint64_t cov_registry_overflow_count(void);
+
+/// Calls `visit(context, entry, object)` for every registered entry, chunk by chunk; while a
+/// chunk is visited, its holders cannot leave (and so their objects stay valid). One snapshot
+/// at a time. `visit` must not start, finish or resume coroutines.
+void cov_registry_visit(void (*visit)(void *context, cov_registry_entry_t *entry, uintptr_t object),
+                        void *context);
+
+/// Reads of an entry's fields (Swift does not see C11 atomics).
+static inline uintptr_t cov_registry_entry_object(const cov_registry_entry_t *entry) {
+  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->object, memory_order_acquire);
+}
+static inline uint64_t cov_registry_entry_id(const cov_registry_entry_t *entry) {
+  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->id, memory_order_relaxed);
+}
+static inline uint64_t cov_registry_entry_activity(const cov_registry_entry_t *entry) {
+  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->activity, memory_order_acquire);
+}
+static inline uintptr_t cov_registry_entry_detail(const cov_registry_entry_t *entry) {
+  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->detail, memory_order_relaxed);
+}
+/// A snapshot's check that the owner was not resumed while its frames were read: the activity
+/// word again, after everything read before it.
+static inline uint64_t cov_registry_entry_activity_again(const cov_registry_entry_t *entry) {
+  atomic_thread_fence(memory_order_acquire);
+  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->activity, memory_order_relaxed);
+}
+
+// MARK: - Activity updates (inline: they are on every suspension and resume)
+
+static inline uint64_t cov_activity_word(uint64_t state, uint64_t kind, uint64_t ticks) {
+  return state | (kind << 2) | (ticks << 8);
+}
+
+/// The owner of `entry` starts running (before its stack is switched in).
+static inline void cov_registry_entry_note_running(cov_registry_entry_t *entry) {
+  atomic_store_explicit(&entry->activity, COV_ACTIVITY_RUNNING, memory_order_relaxed);
+  // Everything the resumed owner writes to its stack is ordered after the store, so a snapshot
+  // that copied stack bytes and then still sees the old activity copied a stable stack.
+  atomic_thread_fence(memory_order_release);
+}
+
+/// The owner of `entry` has switched out (`state`: SUSPENDED or READY) waiting for `kind`, since
+/// `ticks` (0: not recorded).
+static inline void cov_registry_entry_note_switched_out(cov_registry_entry_t *entry,
+                                                        uint64_t state, uint64_t kind,
+                                                        uint64_t ticks) {
+  atomic_store_explicit(&entry->activity, cov_activity_word(state, kind, ticks),
+                        memory_order_release);
+}
+
+/// What the owner of `entry` is about to wait on (see `detail`).
+static inline void cov_registry_entry_note_detail(cov_registry_entry_t *entry, uintptr_t detail) {
+  atomic_store_explicit(&entry->detail, detail, memory_order_relaxed);
+}
+
+/// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note).
+static inline void cov_registry_note_running(uint32_t slot) {
+  if (slot != COV_REGISTRY_NO_SLOT) cov_registry_entry_note_running(cov_registry_entry(slot));
+}
+/// The switch-out of a coroutine, time-stamped now.
+static inline void cov_registry_note_switched_out(uint32_t slot, uint64_t state, uint64_t kind) {
+  if (slot != COV_REGISTRY_NO_SLOT)
+    cov_registry_entry_note_switched_out(cov_registry_entry(slot), state, kind,
+                                         cov_registry_ticks());
+}
+static inline void cov_registry_note_detail(uint32_t slot, uintptr_t detail) {
+  if (slot != COV_REGISTRY_NO_SLOT) cov_registry_entry_note_detail(cov_registry_entry(slot), detail);
+}
+
+// MARK: - Frames and stacks of a registered fiber, for snapshots
+
+typedef struct cov_fiber cov_fiber_t;
+
+/// What a snapshot reports of a fiber's stack.
+typedef struct cov_fiber_stack_info {
+  /// 1 for a shared stack, 0 for a dedicated one.
+  int shared;
+  /// Usable bytes of the stack (the shared stack's, for a shared fiber); 0 if none yet.
+  size_t size;
+  /// Bytes from the top of the stack down to the lowest page ever touched (resident now):
+  /// the stack's high-water mark, at page granularity; 0 if unknown.
+  size_t high_water;
+  /// Lowest usable address and top of the stack (for caching per stack).
+  uintptr_t low, high;
+} cov_fiber_stack_info_t;
+
+/// Fills `info` for a fiber whose owner is registered and has run (so its stack is bound).
+void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info);
+
+/// The return addresses of a switched-out fiber's frames, innermost first (the switch's own
+/// return address first), walked through the frame-pointer chain of a copy of its used stack
+/// (taken under the stack's lock for a shared fiber, in place for a dedicated one: the caller
+/// then checks that the owner was not resumed meanwhile). Returns how many were stored (at most
+/// `capacity`); `*in_use` receives the bytes of stack in use. 0 if the fiber is running or has
+/// no frames.
+size_t cov_fiber_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
+                           size_t *in_use);
+
+/// The return addresses of the calling thread's own stack, innermost first (for tests).
+size_t cov_thread_backtrace(uintptr_t *addresses, size_t capacity);
+
+// MARK: - Symbols
+
+/// Symbolicates `address`: the name of the function containing it (mangled as in the binary;
+/// `*name` NULL if unknown), the offset into it, and the path of the image. Reads the images'
+/// ELF symbol tables (functions of an executable are rarely in its dynamic symbols) or asks
+/// `dladdr`. Thread-safe; tables are cached for the life of the process.
+int cov_symbolicate(uintptr_t address, const char **name, uintptr_t *offset, const char **image);
+
+/// Demangles a Swift symbol into `buffer` (NUL-terminated); returns 0 if `name` is not a Swift
+/// symbol or the runtime's demangler is not linked.
+int cov_demangle(const char *name, char *buffer, size_t capacity);
+
+// MARK: - A dump on a signal
+
+/// Installs a handler for `signal` that wakes a thread of this library (started now), which
+/// calls `work()`: the handler itself only writes one byte to a pipe. Returns 0 or an errno value.
+/// Calling it again replaces `work` and adds `signal`.
+int cov_signal_work_install(int signal, void (*work)(void));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+import CCoroutineContext
+
+/// The Swift side of the registry of live coroutines and generators (`cov_registry.h`): every
+/// coroutine from its start until it finishes, and every started generator until its body ends,
+/// holds an entry there, so that `CoroutineSnapshot` can list them while the program runs.
+///
+/// Registering costs no allocation: slots and serial numbers come from per-thread caches in the
+/// C layer. A name given at start is the only thing kept elsewhere (`names`, by serial number),
+/// and only for the coroutines that have one.
+enum CoroutineRegistry {
+  /// The names of named coroutines, by serial number.
+  static let names = InlineMutex<[UInt64: String]>([:])
+
+  /// Registers `object` (a `CoroutineContext`, or a generator's control block with
+  /// `COV_REGISTRY_GENERATOR` in `tags`) and returns its slot (`COV_REGISTRY_NO_SLOT` if the
+  /// table is full: the owner then runs unlisted).
+  @inline(__always)
+  static func enter(_ object: UnsafeRawPointer, tags: UInt = 0, name: String? = nil) -> UInt32 {
+    var id: UInt64 = 0
+    let bits = UInt(bitPattern: object) | tags | (name == nil ? 0 : UInt(COV_REGISTRY_NAMED))
+    let slot = cov_registry_enter(bits, &id)
+    if let name, slot != COV_REGISTRY_NO_SLOT { nameCoroutine(id, name) }
+    return slot
+  }
+
+  @inline(never)
+  private static func nameCoroutine(_ id: UInt64, _ name: String) {
+    names.withLock { $0[id] = name }
+  }
+
+  /// Unregisters the holder of `slot` (see `cov_registry_leave`), and forgets its name.
+  @inline(__always)
+  static func leave(_ slot: UInt32) {
+    if slot == COV_REGISTRY_NO_SLOT { return }
+    let entry = cov_registry_entry(slot)!
+    if _slowPath(cov_registry_entry_object(entry) & UInt(COV_REGISTRY_NAMED) != 0) {
+      leaveNamed(slot, id: cov_registry_entry_id(entry))
+    } else {
+      cov_registry_leave(slot)
+    }
+  }
+
+  @inline(never)
+  private static func leaveNamed(_ slot: UInt32, id: UInt64) {
+    cov_registry_leave(slot)
+    names.withLock { $0[id] = nil }
+  }
+}

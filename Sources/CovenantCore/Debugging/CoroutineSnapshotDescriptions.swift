@@ -1,0 +1,75 @@
+import CCoroutineContext
+import Dispatch
+
+/// How a snapshot turns what the registry recorded into words: wait kinds with their detail,
+/// schedulers.
+enum CoroutineSnapshotDescriptions {
+  /// The wait recorded as `kind` with `detail` (a type's metadata, or a delay's deadline in
+  /// uptime nanoseconds).
+  static func wait(kind: CoroutineWaitKind, detail: UInt) -> CoroutineInfo.Wait? {
+    switch kind {
+    case .none: return nil
+    case .resolution: return .future(type: typeName(detail))
+    case .channelReceive: return .channelReceive(channel: typeName(detail))
+    case .channelSend: return .channelSend(channel: typeName(detail))
+    case .select: return .select
+    case .delay:
+      return .delay(deadline: DispatchTime(uptimeNanoseconds: UInt64(detail)))
+    case .callback: return .callback(valueType: typeName(detail))
+    case .asyncBridge: return .asyncOperation(resultType: typeName(detail))
+    case .mutex: return .mutex
+    case .semaphore: return .semaphore
+    case .join: return .join
+    case .yield: return .yield
+    case .hop: return .hop
+    case .sharedStack: return .sharedStack
+    case .generatorYield: return .generatorYield(elementType: typeName(detail))
+    }
+  }
+
+  /// The name of the type whose metadata `bits` is (the registry's detail word of typed waits:
+  /// always a metatype stored by the waiting code, or 0).
+  static func typeName(_ bits: UInt) -> String {
+    guard bits != 0 else { return "?" }
+    return String(describing: unsafeBitCast(bits, to: Any.Type.self))  // see metadataBits
+  }
+
+  /// `queue "label"`, a description of another scheduler, or `immediate`.
+  static func scheduler(_ record: RawCoroutineRecord, cache: inout [UInt: String]) -> String {
+    if let queue = record.queue {
+      let key = UInt(bitPattern: queue.toOpaque())
+      if let known = cache[key] { return known }
+      let label = queue._withUnsafeGuaranteedRef { $0.label }
+      let text = label.isEmpty ? "an unlabelled queue" : "queue \"\(label)\""
+      cache[key] = text
+      return text
+    }
+    if let object = record.schedulerObject {
+      let key = UInt(bitPattern: object.toOpaque())
+      if let known = cache[key] { return known }
+      let text = object._withUnsafeGuaranteedRef { object -> String in
+        if let described = object as? any CoroutineSchedulerDescribing {
+          return described.coroutineSchedulerDescription
+        }
+        return String(describing: type(of: object))
+      }
+      cache[key] = text
+      return text
+    }
+    return "immediate"
+  }
+}
+
+/// A scheduler that names itself in coroutine snapshots and dumps (a dispatch queue shows its
+/// label; other schedulers show their type name unless they adopt this).
+///
+/// ```swift
+/// extension MyExecutor: CoroutineSchedulerDescribing {
+///   var coroutineSchedulerDescription: String { "executor \(name)" }
+/// }
+/// ```
+public protocol CoroutineSchedulerDescribing: AnyObject {
+  /// A short description, e.g. `event loop "NIO-ELT-0-#1"`. Called from the thread that takes
+  /// the snapshot.
+  var coroutineSchedulerDescription: String { get }
+}

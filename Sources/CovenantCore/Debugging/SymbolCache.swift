@@ -1,0 +1,33 @@
+import CCoroutineContext
+
+/// Symbolicates return addresses for a snapshot, each distinct address once: the image's symbol
+/// tables (`cov_symbolicate`) and the Swift runtime's demangler.
+final class SymbolCache {
+  private var frames: [UInt: CoroutineInfo.Frame] = [:]
+  private var buffer = [CChar](repeating: 0, count: 4096)
+
+  /// The frame of return address `address`. The symbol is looked up one byte earlier, inside
+  /// the call instruction: a call that ends a function returns past its end.
+  func frame(_ address: UInt) -> CoroutineInfo.Frame {
+    if let known = frames[address] { return known }
+    var name: UnsafePointer<CChar>?
+    var offset: UInt = 0
+    var image: UnsafePointer<CChar>?
+    cov_symbolicate(address &- 1, &name, &offset, &image)
+    let symbol = name.map { mangled -> String in
+      let demangled = buffer.withUnsafeMutableBufferPointer { buffer -> String? in
+        guard cov_demangle(mangled, buffer.baseAddress, buffer.count) != 0 else { return nil }
+        return String(cString: buffer.baseAddress!)
+      }
+      return demangled ?? String(cString: mangled)
+    }
+    let frame = CoroutineInfo.Frame(
+      address: address, symbol: symbol, offset: name == nil ? 0 : offset + 1,
+      image: image.map { path in
+        let full = String(cString: path)
+        return full.split(separator: "/").last.map(String.init) ?? full
+      })
+    frames[address] = frame
+    return frame
+  }
+}
