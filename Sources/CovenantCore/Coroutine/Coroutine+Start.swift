@@ -15,14 +15,18 @@ extension Coroutine {
   /// with `file` and `line` as the start site. To continue on a known thread or queue, use
   /// `scheduler.startCoroutine` instead; for a result, `CoFuture(task:)`, which starts its
   /// coroutine the same way.
+  ///
+  /// A `name` shows in coroutine snapshots and dumps (``CoroutineSnapshot``).
   public static func start(
-    file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> Void
+    name: String? = nil, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
-    CoroutineContext(scheduler: ImmediateScheduler(), file: file, line: line, body: task).start()
+    CoroutineContext(scheduler: ImmediateScheduler(), file: file, line: line, body: task)
+      .start(name: name)
   }
 
   /// SwiftCoroutine's exact signature, for `Coroutine.start(_:)` as a function value; calls go
-  /// to `start(file:line:_:)`, which records where the coroutine was started.
+  /// to `start(name:file:line:_:)`, which records where the coroutine was started.
   @_disfavoredOverload
   public static func start(_ task: @escaping @Sendable () throws -> Void) {
     start(file: unknownStartFile, line: 0, task)

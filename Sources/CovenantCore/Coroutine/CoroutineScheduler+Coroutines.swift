@@ -19,12 +19,13 @@ extension CoroutineScheduler {
   ///
   /// `startCoroutine(in:stackSize:file:line:_:)` sets the stack size and
   /// `startCoroutine(in:stackMode:file:line:_:)` the stack mode. By default the coroutine runs
-  /// on one of the scheduler's shared stacks (see ``CoroutineStackMode``).
+  /// on one of the scheduler's shared stacks (see ``CoroutineStackMode``). A `name` shows in
+  /// coroutine snapshots and dumps (``CoroutineSnapshot``).
   public func startCoroutine(
-    in scope: CoScope? = nil, file: StaticString = #fileID, line: UInt = #line,
-    task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, name: String? = nil, file: StaticString = #fileID,
+    line: UInt = #line, task: @escaping @Sendable () throws -> Void
   ) {
-    startCoroutine(in: scope, stack: .automatic, file: file, line: line, task)
+    startCoroutine(in: scope, name: name, stack: .automatic, file: file, line: line, task)
   }
 
   /// SwiftCoroutine's exact signature, so that `scheduler.startCoroutine(in:task:)` works as a
@@ -46,6 +47,7 @@ extension CoroutineScheduler {
   /// - Parameters:
   ///   - scope: cancelling this scope (or its deinit) cancels the coroutine; `scope.join()`
   ///     waits for it; the scope's uncaught-error handler gets an error it throws.
+  ///   - name: what coroutine snapshots and dumps call it (``CoroutineSnapshot``).
   ///   - stackSize: bytes of stack for this coroutine, which then has a stack of its own
   ///     (``CoroutineStackMode/dedicated``); `nil` changes nothing (the scheduler's stack mode,
   ///     `Coroutine.defaultStackSize`). The stack is allocated when the coroutine first runs;
@@ -56,17 +58,18 @@ extension CoroutineScheduler {
   ///   - task: the coroutine's body; an error it throws ends the coroutine.
   @inlinable
   public func startCoroutine(
-    in scope: CoScope? = nil, stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
+    in scope: CoScope? = nil, name: String? = nil, stackSize: Int?,
+    file: StaticString = #fileID, line: UInt = #line,
     _ task: @escaping @Sendable () throws -> Void
   ) {
-    startCoroutine(in: scope, stack: .size(stackSize), file: file, line: line, task)
+    startCoroutine(in: scope, name: name, stack: .size(stackSize), file: file, line: line, task)
   }
 
   /// The one start path: `stack` is what the caller asked for.
   @inlinable
   func startCoroutine(
-    in scope: CoScope?, stack: CoroutineStackRequest, file: StaticString, line: UInt,
-    _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope?, name: String? = nil, stack: CoroutineStackRequest, file: StaticString,
+    line: UInt, _ task: @escaping @Sendable () throws -> Void
   ) {
     let coroutine =
       Self.self == DispatchQueue.self
@@ -75,7 +78,7 @@ extension CoroutineScheduler {
         body: task)
       : CoroutineContext(scheduler: self, stack: stack, file: file, line: line, body: task)
     scope?.addCoroutine(coroutine)
-    coroutine.start()
+    coroutine.start(name: name)
   }
 
   /// Inside a coroutine: moves the coroutine to this scheduler, runs `task` there, and moves it

@@ -12,10 +12,11 @@ extension CoroutineScheduler {
   /// ```
   @inlinable
   public func startCoroutine(
-    in scope: CoScope? = nil, stackMode: CoroutineStackMode, file: StaticString = #fileID,
-    line: UInt = #line, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, name: String? = nil, stackMode: CoroutineStackMode,
+    file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
-    startCoroutine(in: scope, stack: .mode(stackMode), file: file, line: line, task)
+    startCoroutine(in: scope, name: name, stack: .mode(stackMode), file: file, line: line, task)
   }
 
   /// Starts a coroutine running `task` on this scheduler with the stack mode `stackMode`, and
@@ -25,10 +26,11 @@ extension CoroutineScheduler {
   /// let report = queue.coroutineFuture(stackMode: .dedicated) { try buildReport() }
   /// ```
   public func coroutineFuture<T>(
-    stackMode: CoroutineStackMode, file: StaticString = #fileID, line: UInt = #line,
-    _ task: @escaping @Sendable () throws -> T
+    name: String? = nil, stackMode: CoroutineStackMode, file: StaticString = #fileID,
+    line: UInt = #line, _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoroutineFuture(scheduler: self, stack: .mode(stackMode), file: file, line: line, task: task)
+    CoroutineFuture(
+      scheduler: self, name: name, stack: .mode(stackMode), file: file, line: line, task: task)
   }
 }
 

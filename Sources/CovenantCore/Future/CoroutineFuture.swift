@@ -6,11 +6,12 @@ final class CoroutineFuture<Value>: CoFuture<Value>, JoinableFuture, @unchecked 
   private(set) var coroutine: CoroutineContext?
 
   init(
-    scheduler: any CoroutineScheduler, stack: CoroutineStackRequest, file: StaticString,
-    line: UInt, task: @escaping () throws -> Value
+    scheduler: any CoroutineScheduler, name: String? = nil, stack: CoroutineStackRequest,
+    file: StaticString, line: UInt, task: @escaping () throws -> Value
   ) {
     super.init()
-    coroutine = startComputing(on: scheduler, stack: stack, file: file, line: line, task: task)
+    coroutine = startComputing(
+      on: scheduler, name: name, stack: stack, file: file, line: line, task: task)
   }
 }
 
@@ -23,8 +24,8 @@ extension CoFuture {
   /// Starts the coroutine that completes this pending future with what `task` returns or
   /// throws; cancelling the future cancels it.
   func startComputing(
-    on scheduler: any CoroutineScheduler, stack: CoroutineStackRequest, file: StaticString,
-    line: UInt, task: @escaping () throws -> Value
+    on scheduler: any CoroutineScheduler, name: String? = nil, stack: CoroutineStackRequest,
+    file: StaticString, line: UInt, task: @escaping () throws -> Value
   ) -> CoroutineContext {
     let coroutine = CoroutineContext(
       scheduler: scheduler, stack: stack, startFailureReceiver: self, file: file, line: line
@@ -36,7 +37,7 @@ extension CoFuture {
     whenResolved { result in
       if result.isCoFutureCancellation { coroutine.cancel() }
     }
-    coroutine.start()
+    coroutine.start(name: name)
     return coroutine
   }
 

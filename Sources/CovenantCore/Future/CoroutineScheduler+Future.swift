@@ -15,10 +15,14 @@ extension CoroutineScheduler {
   /// `coroutineFuture(stackSize:file:line:_:)` sets the stack size and
   /// `coroutineFuture(stackMode:file:line:_:)` the stack mode. By default the coroutine runs on
   /// one of the scheduler's shared stacks (see ``CoroutineStackMode``).
+  ///
+  /// A `name` shows in coroutine snapshots and dumps (``CoroutineSnapshot``).
   public func coroutineFuture<T>(
-    file: StaticString = #fileID, line: UInt = #line, _ task: @escaping @Sendable () throws -> T
+    name: String? = nil, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    CoroutineFuture(scheduler: self, stack: .automatic, file: file, line: line, task: task)
+    CoroutineFuture(
+      scheduler: self, name: name, stack: .automatic, file: file, line: line, task: task)
   }
 
   /// SwiftCoroutine's exact signature, so that `scheduler.coroutineFuture` works as a function
@@ -37,13 +41,14 @@ extension CoroutineScheduler {
   ///     (``CoroutineStackMode/dedicated``); `nil` changes nothing (the scheduler's stack
   ///     mode, `Coroutine.defaultStackSize`). If no stack can be had, the future fails with
   ///     `CoroutineStartError`.
+  ///   - name: what coroutine snapshots and dumps call it (``CoroutineSnapshot``).
   ///   - file, line: where the coroutine is started (filled in by the compiler).
   ///   - task: the coroutine's body; the future completes with what it returns or throws.
   public func coroutineFuture<T>(
-    stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
+    name: String? = nil, stackSize: Int?, file: StaticString = #fileID, line: UInt = #line,
     _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
     CoroutineFuture(
-      scheduler: self, stack: .size(stackSize), file: file, line: line, task: task)
+      scheduler: self, name: name, stack: .size(stackSize), file: file, line: line, task: task)
   }
 }

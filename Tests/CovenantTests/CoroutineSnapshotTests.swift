@@ -1,0 +1,456 @@
+import CCoroutineContext
+import Covenant
+import Dispatch
+import Foundation
+import XCTest
+
+/// `CoroutineSnapshot`: every field of a coroutine's entry, each kind of wait, the states, frames
+/// in place and copied out, leaks, the dump, and snapshots taken while coroutines run.
+///
+/// Other tests may leave coroutines of their own in the registry: these tests look only at
+/// coroutines they name or started after a checkpoint.
+final class CoroutineSnapshotTests: XCTestCase {
+  /// The coroutine named `name` in a fresh snapshot.
+  private func coroutine(named name: String, backtraces: Bool = true) -> CoroutineInfo? {
+    CoroutineSnapshot.take(backtraces: backtraces).coroutines.first { $0.name == name }
+  }
+
+  /// Waits (up to 10 s) until the coroutine named `name` is in `state`; returns its info.
+  private func waitFor(
+    _ name: String, _ state: CoroutineInfo.State, file: StaticString = #filePath,
+    line: UInt = #line
+  ) -> CoroutineInfo? {
+    let deadline = DispatchTime.now() + 10
+    while DispatchTime.now() < deadline {
+      if let info = coroutine(named: name), info.state == state { return info }
+      usleep(1000)
+    }
+    XCTFail("\(name) never reached \(state): \(String(describing: coroutine(named: name)))",
+      file: file, line: line)
+    return nil
+  }
+
+  // MARK: - What each coroutine waits for
+
+  func testEachKindOfWaitIsReported() throws {
+    let queue = DispatchQueue(label: "snapshot.waits", attributes: .concurrent)
+    let scope = CoScope()
+    let promise = Promise<Int>()
+    let future = CoPromise<String>()
+    let timed = Promise<Double>()
+    let receiving = CoChannel<Int>(capacity: 0)
+    let sending = CoChannel<String>(capacity: 1)
+    try sending.offer("full")
+    let selecting = CoChannel<UInt8>()
+    let mutex = CoMutex()
+    let semaphore = CoSemaphore(value: 0)
+    let innerScope = CoScope()
+    let callbackHolder = CallbackHolder()
+    XCTAssertTrue(mutex.tryLock())
+    queue.startCoroutine(in: innerScope, name: "inner") { try Coroutine.delay(.seconds(60)) }
+
+    let starts: [(String, @Sendable () throws -> Void)] = [
+      ("promise", { _ = try promise.await() }),
+      ("future", { _ = try future.await() }),
+      ("timed", { _ = try timed.await(timeout: .seconds(60)) }),
+      ("receive", { _ = try receiving.awaitReceive() }),
+      ("send", { try sending.awaitSend("more") }),
+      ("select", { try CoChannel.select { $0.onReceive(selecting) { _ in } } }),
+      ("delay", { try Coroutine.delay(.seconds(30)) }),
+      ("callback", { _ = try Coroutine.await { (done: @escaping @Sendable (Int) -> Void) in callbackHolder.keep(done) } }),
+      ("async", { _ = try Coroutine.awaitAsync { try await Task.sleep(nanoseconds: 60_000_000_000) } }),
+      ("mutex", { try mutex.lock() }),
+      ("semaphore", { try semaphore.wait() }),
+      ("join", { try innerScope.join() }),
+    ]
+    for (name, body) in starts { queue.startCoroutine(in: scope, name: name, task: body) }
+    let generator = Generator<Int16> { yield in try yield(1); try yield(2) }
+    _ = generator.next()
+
+    func expect(_ name: String, _ check: (CoroutineInfo.Wait) -> Bool, line: UInt = #line) {
+      guard let info = waitFor(name, .suspended, line: line) else { return }
+      guard let wait = info.wait else { return XCTFail("\(name): no wait", line: line) }
+      XCTAssertTrue(check(wait), "\(name): \(wait)", line: line)
+      XCTAssertNotNil(info.waitingSeconds, name, line: line)
+      XCTAssertFalse(info.isLeaked, name, line: line)
+      XCTAssertEqual(info.waitHasTimeout, name == "timed", name, line: line)
+    }
+    expect("promise") { $0 == .future(type: "Promise<Int>") }
+    expect("future") { $0 == .future(type: "CoPromise<String>") }
+    expect("timed") { $0 == .future(type: "Promise<Double>") }
+    expect("receive") { $0 == .channelReceive(channel: "CoChannel<Int>") }
+    expect("send") { $0 == .channelSend(channel: "CoChannel<String>") }
+    expect("select") { $0 == .select }
+    expect("delay") {
+      guard case .delay(let deadline) = $0 else { return false }
+      let remaining = Double(deadline.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)
+      return remaining > 20e9 && remaining < 31e9
+    }
+    expect("callback") { $0 == .callback(valueType: "Int") }
+    expect("async") { $0 == .asyncOperation(resultType: "()") }
+    expect("mutex") { $0 == .mutex }
+    expect("semaphore") { $0 == .semaphore }
+    expect("join") { $0 == .join }
+
+    let generatorInfo = CoroutineSnapshot.take().coroutines.last { $0.kind == .generator }
+    XCTAssertEqual(generatorInfo?.state, .suspended)
+    XCTAssertEqual(generatorInfo?.wait, .generatorYield(elementType: "Int16"))
+    XCTAssertNil(generatorInfo?.scheduler)
+    XCTAssertEqual(generatorInfo?.startFile, "CovenantTests/CoroutineSnapshotTests.swift")
+    XCTAssertEqual(generatorInfo?.stack?.mode, .dedicated)
+    XCTAssertFalse(generatorInfo?.backtrace.isEmpty ?? true)
+
+    innerScope.cancel()
+    try scope.cancelAndJoin()
+    mutex.unlock()
+    _ = generator.next()
+    _ = generator.next()
+    XCTAssertTrue(generator.isFinished)
+    XCTAssertNil(coroutine(named: "promise"))
+    XCTAssertFalse(
+      CoroutineSnapshot.take().coroutines.contains { $0.kind == .generator && $0.id == generatorInfo?.id })
+  }
+
+  // MARK: - Fields
+
+  func testFieldsOfASuspendedCoroutine() throws {
+    let checkpoint = CoroutineSnapshot.nextID
+    let queue = DispatchQueue(label: "snapshot fields")
+    let scope = CoScope()
+    let promise = Promise<Int>()
+    let startLine = #line + 1
+    queue.startCoroutine(in: scope, name: "fields") { _ = try awaitInNamedFrame(promise) }
+    queue.startCoroutine(in: scope, name: "dedicated", stackSize: 128 * 1024) {
+      _ = try promise.await()
+    }
+    guard let info = waitFor("fields", .suspended), let other = waitFor("dedicated", .suspended)
+    else { return }
+    XCTAssertGreaterThanOrEqual(info.id, checkpoint)
+    XCTAssertEqual(other.id, info.id + 1, "ids follow start order")
+    XCTAssertEqual(info.kind, .coroutine)
+    XCTAssertEqual(info.scheduler, "queue \"snapshot fields\"")
+    XCTAssertEqual(info.startFile, "CovenantTests/CoroutineSnapshotTests.swift")
+    XCTAssertEqual(info.startLine, startLine)
+    XCTAssertEqual(info.startSite, "CovenantTests/CoroutineSnapshotTests.swift:\(startLine)")
+    XCTAssertEqual(info.scope, ObjectIdentifier(scope))
+    XCTAssertEqual(info.stack?.mode, .shared)
+    XCTAssertEqual(info.stack?.size, Coroutine.defaultStackSize)
+    XCTAssertGreaterThan(info.stack?.inUse ?? 0, 0)
+    XCTAssertGreaterThanOrEqual(info.stack?.highWaterMark ?? 0, info.stack?.inUse ?? .max)
+    XCTAssertEqual(other.stack?.mode, .dedicated)
+    XCTAssertGreaterThanOrEqual(other.stack?.size ?? 0, 128 * 1024)
+    XCTAssertGreaterThan(other.stack?.inUse ?? 0, 0)
+    // The frames lead from the switch through the await to the body's own function.
+    let symbols = info.backtrace.compactMap(\.symbol)
+    XCTAssertTrue(symbols.contains { $0.contains("awaitInNamedFrame") }, "\(symbols)")
+    XCTAssertTrue(symbols.contains { $0.contains("CoroutineSnapshotTests") }, "\(symbols)")
+    XCTAssertTrue(info.backtrace.allSatisfy { $0.address != 0 })
+    XCTAssertTrue(other.backtrace.compactMap(\.symbol).contains { $0.contains("CoroutineSnapshotTests") })
+    XCTAssertGreaterThan(info.waitingSeconds ?? -1, 0)
+    XCTAssertLessThan(info.waitingSeconds ?? 100, 60)
+    // Without backtraces: the same coroutine, no frames.
+    let light = coroutine(named: "fields", backtraces: false)
+    XCTAssertEqual(light?.id, info.id)
+    XCTAssertEqual(light?.backtrace, [])
+    XCTAssertEqual(light?.stack?.inUse, nil)
+    promise.fulfill(1)
+    try scope.join()
+    XCTAssertNil(coroutine(named: "fields"))
+  }
+
+  func testOtherSchedulersAreDescribed() throws {
+    let scope = CoScope()
+    let promise = Promise<Int>()
+    let scheduler = DescribedScheduler()
+    scheduler.startCoroutine(in: scope, name: "described") { _ = try promise.await() }
+    Coroutine.start(name: "immediate") { _ = try promise.await() }
+    let plain = UndescribedScheduler()
+    plain.startCoroutine(in: scope, name: "plain") { _ = try promise.await() }
+    XCTAssertEqual(waitFor("described", .suspended)?.scheduler, "the described scheduler")
+    XCTAssertEqual(waitFor("immediate", .suspended)?.scheduler, "immediate")
+    XCTAssertEqual(waitFor("plain", .suspended)?.scheduler, "UndescribedScheduler")
+    promise.fulfill(0)
+    try scope.join()
+  }
+
+  func testCoroutinesStartedWithoutASiteSayUnknown() throws {
+    let promise = Promise<Int>()
+    let start: (CoScope?, @escaping @Sendable () throws -> Void) -> Void =
+      DispatchQueue.global().startCoroutine(in:task:)
+    let checkpoint = CoroutineSnapshot.nextID
+    let scope = CoScope()
+    start(scope) { _ = try promise.await() }
+    let deadline = DispatchTime.now() + 10
+    var info: CoroutineInfo?
+    while info?.state != .suspended && DispatchTime.now() < deadline {
+      info = CoroutineSnapshot.take().coroutines.first { $0.id >= checkpoint }
+    }
+    XCTAssertNil(info?.startFile)
+    XCTAssertEqual(info?.startSite, "unknown")
+    promise.fulfill(1)
+    try scope.join()
+  }
+
+  // MARK: - States
+
+  func testStates() throws {
+    let queue = DispatchQueue(label: "snapshot.states")
+    let promise = Promise<Int>()
+    let scope = CoScope()
+    // Not started: its queue is suspended.
+    queue.suspend()
+    queue.startCoroutine(in: scope, name: "later") {}
+    let notStarted = coroutine(named: "later")
+    XCTAssertEqual(notStarted?.state, .notStarted)
+    XCTAssertNil(notStarted?.stack)
+    XCTAssertNil(notStarted?.wait)
+    XCTAssertTrue(notStarted?.backtrace.isEmpty ?? false)
+    queue.resume()
+    queue.sync {}
+    XCTAssertNil(coroutine(named: "later"))
+
+    // Running: a coroutine sees itself running.
+    let seen = DispatchQueue.global().coroutineFuture(name: "self") {
+      CoroutineSnapshot.take().coroutines.first { $0.name == "self" }
+    }
+    try seen.join()
+    let running = try seen.await()  // resolved: no coroutine needed
+    XCTAssertEqual(running?.state, .running)
+    XCTAssertTrue(running?.backtrace.isEmpty ?? false)
+    XCTAssertNil(running?.waitingSeconds)
+
+    // Ready: woken while its queue is busy.
+    queue.startCoroutine(in: scope, name: "woken") { _ = try promise.await() }
+    _ = waitFor("woken", .suspended)
+    let release = DispatchSemaphore(value: 0)
+    queue.async { release.wait() }
+    promise.fulfill(1)
+    let ready = coroutine(named: "woken")
+    XCTAssertEqual(ready?.state, .ready)
+    XCTAssertEqual(ready?.wait, .future(type: "Promise<Int>"))
+    XCTAssertFalse(ready?.backtrace.isEmpty ?? true)
+    release.signal()
+    try scope.join()
+
+    // A generator is running while its body runs.
+    let generator = Generator<Bool> { yield in
+      try yield(CoroutineSnapshot.take().coroutines.contains { $0.kind == .generator && $0.state == .running })
+    }
+    XCTAssertEqual(generator.next(), true)
+  }
+
+  func testYieldAndHopShowAsReady() throws {
+    // A serial queue kept busy by the test while the coroutine waits behind it.
+    let queue = DispatchQueue(label: "snapshot.yield")
+    let gate = DispatchSemaphore(value: 0)
+    let scope = CoScope()
+    queue.startCoroutine(in: scope, name: "yielding") {
+      queue.async { gate.wait() }
+      try Coroutine.yield()
+    }
+    XCTAssertEqual(waitFor("yielding", .ready)?.wait, .yield)
+    gate.signal()
+    try scope.join()
+
+    let other = DispatchQueue(label: "snapshot.hop.target")
+    other.async { gate.wait() }
+    queue.startCoroutine(in: scope, name: "hopping") { try other.await {} }
+    XCTAssertEqual(waitFor("hopping", .ready)?.wait, .hop)
+    gate.signal()
+    try scope.join()
+  }
+
+  // MARK: - Shared stacks: frames copied out
+
+  func testFramesOfACoroutineCopiedOffItsSharedStack() throws {
+    let queue = DispatchQueue(label: "snapshot.copied")
+    queue.coroutineStackMode = .shared
+    queue.coroutineSharedStackCount = 1
+    let first = Promise<Int>()
+    let second = Promise<Int>()
+    let scope = CoScope()
+    let fibers = FiberBox()
+    queue.startCoroutine(in: scope, name: "evicted") {
+      fibers.first = Coroutine.currentFiber
+      _ = try awaitInNamedFrame(first)
+    }
+    queue.startCoroutine(in: scope, name: "occupant") {
+      fibers.second = Coroutine.currentFiber
+      _ = try second.await()
+    }
+    guard let evicted = waitFor("evicted", .suspended), waitFor("occupant", .suspended) != nil
+    else { return }
+    // Both share the one stack: the first one's frames were copied out to make room.
+    var frames = cov_fiber_frames_t()
+    XCTAssertGreaterThan(cov_fiber_copy_frames(fibers.first!, nil, 0, &frames), 0)
+    XCTAssertEqual(frames.copied_out, 1)
+    XCTAssertEqual(evicted.stack?.mode, .shared)
+    XCTAssertTrue(evicted.backtrace.compactMap(\.symbol).contains { $0.contains("awaitInNamedFrame") })
+    XCTAssertEqual(evicted.stack?.inUse.map { $0 > 0 }, true)
+    first.fulfill(1)
+    second.fulfill(2)
+    try scope.join()
+  }
+
+  // MARK: - Leaks
+
+  func testACallbackReleasedUncalledIsALeak() throws {
+    let scope = CoScope()
+    let holder = CallbackHolder()
+    DispatchQueue.global().startCoroutine(in: scope, name: "kept") {
+      _ = try Coroutine.await { (done: @escaping @Sendable (Int) -> Void) in holder.keep(done) }
+    }
+    DispatchQueue.global().startCoroutine(in: scope, name: "dropped") {
+      _ = try Coroutine.await { (_: @escaping @Sendable (Int) -> Void) in }
+    }
+    let dropped = waitFor("dropped", .suspended)
+    XCTAssertEqual(dropped?.isLeaked, true)
+    XCTAssertTrue(dropped?.description.contains("leaked") ?? false)
+    XCTAssertEqual(waitFor("kept", .suspended)?.isLeaked, false)
+    XCTAssertTrue(CoroutineSnapshot.take().leaked.contains { $0.name == "dropped" })
+    // Cancelling still ends it.
+    holder.call(1)
+    try scope.cancelAndJoin()
+    XCTAssertNil(coroutine(named: "dropped"))
+  }
+
+  func testAPromiseDroppedUnresolvedUnderACallbackAwaitIsALeak() throws {
+    let scope = CoScope()
+    var promise: Promise<Int>? = Promise<Int>()
+    let shared = OptionalBox(promise!)
+    DispatchQueue.global().startCoroutine(in: scope, name: "orphan") {
+      _ = try Coroutine.await { (done: @escaping @Sendable (Int) -> Void) in
+        shared.value?.then(on: .global()) { done($0) }
+      }
+    }
+    XCTAssertEqual(waitFor("orphan", .suspended)?.isLeaked, false)
+    shared.value = nil
+    promise = nil  // the promise, pending, goes: its observer, the callback, with it
+    XCTAssertEqual(waitFor("orphan", .suspended)?.isLeaked, true)
+    try scope.cancelAndJoin()
+  }
+
+  // MARK: - Dump
+
+  func testDumpGroupsIdenticalCoroutines() throws {
+    let queue = DispatchQueue(label: "snapshot.dump")
+    let scope = CoScope()
+    let promise = Promise<Int>()
+    for _ in 0..<50 { queue.startCoroutine(in: scope) { _ = try promise.await() } }
+    queue.startCoroutine(in: scope, name: "alone") { _ = try promise.await() }
+    queue.sync {}
+    _ = waitFor("alone", .suspended)
+    let dump = CoroutineSnapshot.take().dump()
+    XCTAssertTrue(dump.hasPrefix("Covenant coroutine dump: "), dump)
+    XCTAssertTrue(dump.contains("50 coroutines [awaiting Promise<Int>"), dump)
+    XCTAssertTrue(dump.contains("\"alone\" [awaiting Promise<Int>"), dump)
+    XCTAssertTrue(dump.contains("on queue \"snapshot.dump\"; shared stack 256 KiB"), dump)
+    XCTAssertTrue(dump.contains("testDumpGroupsIdenticalCoroutines"), dump)
+    XCTAssertTrue(dump.contains("frames in Covenant"), dump)
+    let ungrouped = CoroutineSnapshot.take().dump(groupingIdenticalStacks: false)
+    XCTAssertFalse(ungrouped.contains("50 coroutines"))
+    promise.fulfill(1)
+    try scope.join()
+  }
+
+  // MARK: - While coroutines run
+
+  func testSnapshotsWhileCoroutinesRunStopAndStart() throws {
+    let queue = DispatchQueue(label: "snapshot.busy", attributes: .concurrent)
+    let channel = CoChannel<Int>(capacity: 4)
+    let rounds = TestScale.stress(2_000)
+    let done = DispatchGroup()
+    let stop = DispatchSemaphore(value: 0)
+    for worker in 0..<4 {
+      done.enter()
+      queue.startCoroutine(name: "worker \(worker)") {
+        for round in 0..<rounds {
+          if round % 2 == 0 { try channel.awaitSend(round) } else { _ = try channel.awaitReceive() }
+          if round % 7 == 0 { try Coroutine.yield() }
+          if round % 50 == 0 {
+            let generator = Generator<Int> { yield in try yield(round) }
+            _ = generator.next()
+          }
+        }
+        done.leave()
+      }
+    }
+    DispatchQueue.global().async {
+      _ = done.wait(timeout: .now() + 60)
+      stop.signal()
+    }
+    var snapshots = 0
+    while stop.wait(timeout: .now()) == .timedOut {
+      let snapshot = CoroutineSnapshot.take()
+      XCTAssertEqual(snapshot.coroutines.map(\.id), snapshot.coroutines.map(\.id).sorted())
+      snapshots += 1
+    }
+    XCTAssertGreaterThan(snapshots, 0)
+  }
+
+  // MARK: - Layout assumptions of the registry
+
+  func testTheWordsTheRegistryKeepsTypesAndIdentitiesIn() {
+    XCTAssertEqual(MemoryLayout<Any.Type>.size, MemoryLayout<UInt>.size)
+    XCTAssertEqual(MemoryLayout<ObjectIdentifier>.size, MemoryLayout<UInt>.size)
+    let bits = unsafeBitCast(Promise<Int>.self as Any.Type, to: UInt.self)
+    XCTAssertEqual(String(describing: unsafeBitCast(bits, to: Any.Type.self)), "Promise<Int>")
+    let object = Promise<Int>()
+    XCTAssertEqual(
+      unsafeBitCast(UInt(bitPattern: ObjectIdentifier(object)), to: ObjectIdentifier.self),
+      ObjectIdentifier(object))
+  }
+}
+
+/// The function a body awaits in, so that its name shows in the frames.
+@inline(never)
+func awaitInNamedFrame(_ promise: Promise<Int>) throws -> Int {
+  let value = try promise.await()
+  return value + 1
+}
+
+/// Holds callbacks handed out by `Coroutine.await`, so that they are not released.
+final class CallbackHolder: @unchecked Sendable {
+  private let lock = NSLock()
+  private var callbacks: [@Sendable (Int) -> Void] = []
+
+  func keep(_ callback: @escaping @Sendable (Int) -> Void) {
+    lock.lock()
+    callbacks.append(callback)
+    lock.unlock()
+  }
+
+  func call(_ value: Int) {
+    lock.lock()
+    let all = callbacks
+    lock.unlock()
+    for callback in all { callback(value) }
+  }
+}
+
+final class FiberBox: @unchecked Sendable {
+  var first: OpaquePointer?
+  var second: OpaquePointer?
+}
+
+final class OptionalBox<Value>: @unchecked Sendable {
+  var value: Value?
+  init(_ value: Value) { self.value = value }
+}
+
+/// A scheduler that names itself in snapshots.
+final class DescribedScheduler: CoroutineScheduler, CoroutineSchedulerDescribing, Sendable {
+  func scheduleTask(_ task: @escaping () -> Void) {
+    let task = UnsafeTransfer(task)
+    DispatchQueue.global().async { task.value() }
+  }
+  var coroutineSchedulerDescription: String { "the described scheduler" }
+}
+
+/// A scheduler that does not.
+final class UndescribedScheduler: CoroutineScheduler, Sendable {
+  func scheduleTask(_ task: @escaping () -> Void) {
+    let task = UnsafeTransfer(task)
+    DispatchQueue.global().async { task.value() }
+  }
+}
