@@ -345,7 +345,8 @@ final class CoroutineSnapshotTests: XCTestCase {
     XCTAssertTrue(dump.contains("50 coroutines [awaiting Promise<Int>"), dump)
     XCTAssertTrue(dump.contains("\"alone\" [awaiting Promise<Int>"), dump)
     XCTAssertTrue(dump.contains("on queue \"snapshot.dump\"; shared stack 256 KiB"), dump)
-    XCTAssertTrue(dump.contains("testDumpGroupsIdenticalCoroutines"), dump)
+    // (Optimized builds may merge identical closures of several tests into one symbol.)
+    XCTAssertTrue(dump.contains("CoroutineSnapshotTests"), dump)
     XCTAssertTrue(dump.contains("frames in Covenant"), dump)
     let ungrouped = CoroutineSnapshot.take().dump(groupingIdenticalStacks: false)
     XCTAssertFalse(ungrouped.contains("50 coroutines"))
@@ -358,7 +359,7 @@ final class CoroutineSnapshotTests: XCTestCase {
   func testSnapshotsWhileCoroutinesRunStopAndStart() throws {
     let queue = DispatchQueue(label: "snapshot.busy", attributes: .concurrent)
     let channel = CoChannel<Int>(capacity: 4)
-    let rounds = TestScale.stress(2_000)
+    let rounds = TestScale.stress(20_000)
     let done = DispatchGroup()
     let stop = DispatchSemaphore(value: 0)
     for worker in 0..<4 {
@@ -380,12 +381,11 @@ final class CoroutineSnapshotTests: XCTestCase {
       stop.signal()
     }
     var snapshots = 0
-    while stop.wait(timeout: .now()) == .timedOut {
+    repeat {
       let snapshot = CoroutineSnapshot.take()
       XCTAssertEqual(snapshot.coroutines.map(\.id), snapshot.coroutines.map(\.id).sorted())
       snapshots += 1
-    }
-    XCTAssertGreaterThan(snapshots, 0)
+    } while stop.wait(timeout: .now()) == .timedOut
   }
 
   // MARK: - Layout assumptions of the registry

@@ -91,7 +91,8 @@ extension CoroutineSnapshot {
 
   /// Frames with compiler-made thunks left out, and Covenant's own at either end folded.
   private static func frameLines(_ frames: [CoroutineInfo.Frame]) -> [String] {
-    let shown = frames.filter { !isThunk($0) }
+    var shown: [CoroutineInfo.Frame] = []
+    for frame in frames where !isThunk(frame, after: shown.last) { shown.append(frame) }
     guard !shown.isEmpty else { return [] }
     let leading = shown.prefix(while: isLibrary).count
     let trailing = shown.dropFirst(leading).reversed().prefix(while: isLibrary).count
@@ -102,11 +103,18 @@ extension CoroutineSnapshot {
     return lines
   }
 
-  /// Glue the compiler makes between a closure and its caller, which says nothing to a reader.
-  static func isThunk(_ frame: CoroutineInfo.Frame) -> Bool {
+  /// Glue the compiler makes between a closure and its caller, which says nothing to a reader:
+  /// reabstraction thunks, and a closure's forwarder right after the closure itself (alone, in
+  /// an optimized build, the forwarder is where the closure's code went: it stays).
+  static func isThunk(_ frame: CoroutineInfo.Frame, after inner: CoroutineInfo.Frame?) -> Bool {
     guard let symbol = frame.symbol else { return false }
-    return symbol.hasPrefix("partial apply forwarder") || symbol.hasPrefix("reabstraction thunk")
-      || symbol.hasPrefix("thunk for") || symbol.hasPrefix("@objc ")
+    if symbol.hasPrefix("reabstraction thunk") || symbol.hasPrefix("thunk for")
+      || symbol.hasPrefix("@objc ")
+    {
+      return true
+    }
+    let forwarder = "partial apply forwarder for "
+    return symbol.hasPrefix(forwarder) && inner?.symbol == String(symbol.dropFirst(forwarder.count))
   }
 
   /// Covenant's own frames: the switch and the fiber's entry (C), the await machinery (Swift).
