@@ -107,14 +107,16 @@ extension CoroutineSnapshot {
   /// reabstraction thunks, and a closure's forwarder right after the closure itself (alone, in
   /// an optimized build, the forwarder is where the closure's code went: it stays).
   static func isThunk(_ frame: CoroutineInfo.Frame, after inner: CoroutineInfo.Frame?) -> Bool {
-    guard let symbol = frame.symbol else { return false }
+    guard var symbol = frame.symbol?[...] else { return false }
+    let forwarder = "partial apply forwarder for "
+    let isForwarder = symbol.hasPrefix(forwarder)
+    if isForwarder { symbol = symbol.dropFirst(forwarder.count) }
     if symbol.hasPrefix("reabstraction thunk") || symbol.hasPrefix("thunk for")
       || symbol.hasPrefix("@objc ")
     {
       return true
     }
-    let forwarder = "partial apply forwarder for "
-    return symbol.hasPrefix(forwarder) && inner?.symbol == String(symbol.dropFirst(forwarder.count))
+    return isForwarder && inner?.symbol.map { $0[...] == symbol } == true
   }
 
   /// Covenant's own frames: the switch and the fiber's entry (C), the await machinery (Swift).

@@ -55,6 +55,16 @@ public struct CoroutineSnapshot: Sendable, CustomStringConvertible {
   /// The coroutines that nothing can resume (see ``CoroutineInfo/isLeaked``).
   public var leaked: [CoroutineInfo] { coroutines.filter(\.isLeaked) }
 
+  /// The same snapshot with only the coroutines `isIncluded` accepts (to dump a part of it).
+  ///
+  /// ```swift
+  /// let mine = CoroutineSnapshot.take().filter { $0.startFile?.hasPrefix("Server/") == true }
+  /// print(mine.dump())
+  /// ```
+  public func filter(_ isIncluded: (CoroutineInfo) throws -> Bool) rethrows -> CoroutineSnapshot {
+    CoroutineSnapshot(coroutines: try coroutines.filter(isIncluded), unlisted: unlisted, takenAt: takenAt)
+  }
+
   public var description: String { dump() }
 }
 
