@@ -378,6 +378,7 @@ int cov_demangle(const char *name, char *buffer, size_t capacity) {
 
 static int wakeup_pipe[2] = {-1, -1};
 static void (*_Atomic signal_work)(void);
+static _Atomic(unsigned long) signal_work_done;
 static pthread_mutex_t signal_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_signal(int signal) {
@@ -398,42 +399,51 @@ static void *signal_thread(void *unused) {
     if (count <= 0) return NULL;
     void (*work)(void) = atomic_load_explicit(&signal_work, memory_order_acquire);
     if (work) work();
+    atomic_fetch_add_explicit(&signal_work_done, 1, memory_order_release);
   }
+}
+
+unsigned long cov_signal_work_count(void) {
+  return atomic_load_explicit(&signal_work_done, memory_order_acquire);
 }
 
 int cov_signal_work_install(int signal, void (*work)(void)) {
   pthread_mutex_lock(&signal_lock);
-  atomic_store_explicit(&signal_work, work, memory_order_release);
   int error = 0;
-  if (wakeup_pipe[0] < 0) {
+  bool fresh = wakeup_pipe[0] < 0;
+  if (fresh) {
     if (pipe(wakeup_pipe) != 0) {
       error = errno;
-    } else {
-      for (int i = 0; i < 2; i++) fcntl(wakeup_pipe[i], F_SETFD, FD_CLOEXEC);
-      fcntl(wakeup_pipe[1], F_SETFL, O_NONBLOCK);
-      pthread_attr_t attributes;
-      pthread_attr_init(&attributes);
-      pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-      // The signal is handled on whatever thread it hits; this thread only runs `work`, so it
-      // blocks nothing.
-      pthread_t thread;
-      error = pthread_create(&thread, &attributes, signal_thread, NULL);
-      pthread_attr_destroy(&attributes);
-      if (error) {
-        close(wakeup_pipe[0]);
-        close(wakeup_pipe[1]);
-        wakeup_pipe[0] = wakeup_pipe[1] = -1;
-      }
+      wakeup_pipe[0] = wakeup_pipe[1] = -1;
+      pthread_mutex_unlock(&signal_lock);
+      return error;
     }
+    for (int i = 0; i < 2; i++) fcntl(wakeup_pipe[i], F_SETFD, FD_CLOEXEC);
+    fcntl(wakeup_pipe[1], F_SETFL, O_NONBLOCK);
   }
-  if (!error) {
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = on_signal;
-    action.sa_flags = SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    if (sigaction(signal, &action, NULL) != 0) error = errno;
+  // The handler first (an invalid signal fails here, before any thread is started).
+  struct sigaction action, previous;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = on_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(signal, &action, &previous) != 0) error = errno;
+  if (!error && fresh) {
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    // The signal is handled on whatever thread it hits; this thread only runs `work`.
+    pthread_t thread;
+    error = pthread_create(&thread, &attributes, signal_thread, NULL);
+    pthread_attr_destroy(&attributes);
+    if (error) sigaction(signal, &previous, NULL);
   }
+  if (error && fresh) {
+    close(wakeup_pipe[0]);
+    close(wakeup_pipe[1]);
+    wakeup_pipe[0] = wakeup_pipe[1] = -1;
+  }
+  if (!error) atomic_store_explicit(&signal_work, work, memory_order_release);
   pthread_mutex_unlock(&signal_lock);
   return error;
 }

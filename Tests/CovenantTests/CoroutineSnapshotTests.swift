@@ -454,3 +454,54 @@ final class UndescribedScheduler: CoroutineScheduler, Sendable {
     DispatchQueue.global().async { task.value() }
   }
 }
+
+/// The dump on a signal, in a child process (the signal and its thread are process-wide).
+final class CoroutineDumpSignalTests: XCTestCase {
+  private static let childVariable = "COVENANT_DUMP_SIGNAL_CHILD"
+
+  func testADumpIsWrittenOnTheSignalAndTheProcessGoesOn() throws {
+    if ProcessInfo.processInfo.environment[Self.childVariable] == "1" { return try runChild() }
+    let outcome = try ChildProcess.run(
+      test: "CoroutineDumpSignalTests/testADumpIsWrittenOnTheSignalAndTheProcessGoesOn",
+      variable: Self.childVariable, value: "1")
+    XCTAssertEqual(outcome.reason, .exit, outcome.stderr)
+    XCTAssertEqual(outcome.status, 0, outcome.stderr)
+    XCTAssertTrue(outcome.stderr.contains("Covenant coroutine dump: "), outcome.stderr)
+    XCTAssertTrue(
+      outcome.stderr.contains("coroutine 1 \"waiting for the signal\" [awaiting Promise<Int>"),
+      outcome.stderr)
+    XCTAssertTrue(outcome.stderr.contains("child: after the dump"), outcome.stderr)
+  }
+
+  /// The child: a coroutine waits; the process signals itself; the dump thread writes the dump
+  /// to stderr; the coroutine then finishes normally.
+  private func runChild() throws {
+    try CoroutineSnapshot.installDumpSignal(SIGUSR1)
+    let promise = Promise<Int>()
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().startCoroutine(name: "waiting for the signal") {
+      _ = try promise.await()
+      done.signal()
+    }
+    while CoroutineSnapshot.take(backtraces: false).coroutines.first?.state != .suspended {
+      usleep(1000)
+    }
+    let before = cov_signal_work_count()
+    kill(getpid(), SIGUSR1)
+    let deadline = DispatchTime.now() + 10
+    while cov_signal_work_count() == before && DispatchTime.now() < deadline { usleep(1000) }
+    XCTAssertGreaterThan(cov_signal_work_count(), before)
+    promise.fulfill(1)
+    done.wait()
+    FileHandle.standardError.write("child: after the dump\n".data(using: .utf8)!)
+  }
+
+  func testASignalThatCannotBeCaughtIsAnError() {
+    XCTAssertThrowsError(try CoroutineSnapshot.installDumpSignal(SIGKILL)) { error in
+      let failure = error as? CoroutineDumpSignalError
+      XCTAssertEqual(failure?.signal, SIGKILL)
+      XCTAssertEqual(failure?.errorNumber, EINVAL)
+      XCTAssertTrue("\(error)".contains("cannot dump coroutines on signal"))
+    }
+  }
+}

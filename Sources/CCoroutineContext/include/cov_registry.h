@@ -234,6 +234,9 @@ int cov_demangle(const char *name, char *buffer, size_t capacity);
 /// Calling it again replaces `work` and adds `signal`.
 int cov_signal_work_install(int signal, void (*work)(void));
 
+/// How many times that thread has finished `work` (for tests).
+unsigned long cov_signal_work_count(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -126,7 +126,7 @@ final class SnapshotCollector {
     let fiber: OpaquePointer?
     var dedicatedRequest = false
     if record.isGenerator {
-      let registration = address.assumingMemoryBound(to: GeneratorRegistration.self).pointee
+      let registration = GeneratorRegistration.snapshotFields(at: address)
       fiber = registration.fiber
       record.startFile = registration.startFile
       record.startLine = registration.startLine

@@ -53,15 +53,32 @@ struct GeneratorRegistration {
   /// cleared after it leaves, so a snapshot (which reads it only while the generator is
   /// registered) sees it stable.
   @usableFromInline var fiber: OpaquePointer?
-  /// The generator's registry entry while it is registered (its body has started and not
-  /// ended); `nil` otherwise, or if the registry was full.
-  @usableFromInline var entry: UnsafeMutablePointer<cov_registry_entry_t>?
-  /// Where the generator was made (`#fileID` form), and the line (0: unknown).
+  /// Where the generator was made (`#fileID` form), and the line (0: unknown). Written before
+  /// the generator registers, never after.
   @usableFromInline var startFile: StaticString = unknownStartFile
   @usableFromInline var startLine: UInt32 = 0
+  /// The generator's registry entry while it is registered (its body has started and not
+  /// ended); `nil` otherwise, or if the registry was full. Not read by snapshots (it is
+  /// written after the generator registers).
+  @usableFromInline var entry: UnsafeMutablePointer<cov_registry_entry_t>?
   @usableFromInline var slot: UInt32 = COV_REGISTRY_NO_SLOT
 
   @inlinable init() {}
+
+  /// What a snapshot reads of the registration at `address`: only the fields written before
+  /// the generator registered, each by itself (the generator goes on writing the others).
+  static func snapshotFields(
+    at address: UnsafeRawPointer
+  ) -> (fiber: OpaquePointer?, startFile: StaticString, startLine: UInt32) {
+    (
+      address.load(
+        fromByteOffset: MemoryLayout<Self>.offset(of: \.fiber)!, as: OpaquePointer?.self),
+      address.load(
+        fromByteOffset: MemoryLayout<Self>.offset(of: \.startFile)!, as: StaticString.self),
+      address.load(
+        fromByteOffset: MemoryLayout<Self>.offset(of: \.startLine)!, as: UInt32.self)
+    )
+  }
 
   /// Checks that `registration` starts the control block of `Element`'s generators.
   @inlinable static func check<Element>(_: GeneratorControl<Element>.Type) {
