@@ -20,14 +20,16 @@ _Atomic(cov_registry_entry_t *) cov_registry_chunks[COV_REGISTRY_MAX_CHUNKS];
 
 enum {
   CHUNK_ENTRIES = 1u << COV_REGISTRY_CHUNK_SHIFT,
-  CACHE_CAPACITY = 64,
-  BATCH = 32,
+  CACHE_CAPACITY = COV_REGISTRY_CACHE_CAPACITY,
+  // A thread that starts coroutines others finish (or the reverse) goes to the global list once
+  // per batch: large batches keep that rare.
+  BATCH = CACHE_CAPACITY / 2,
 };
 
 // Raised while a snapshot visits the chunk.
-static _Atomic(uint8_t) chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
+_Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
 
-static _Atomic(uint64_t) next_id = 1;
+_Atomic(uint64_t) cov_registry_serial = 1;
 static _Atomic(uint64_t) overflow_count;
 
 // The global free list and the end of the carved table, under `table_lock`. `scan_lock` is held
@@ -38,13 +40,8 @@ static uint32_t *free_slots;
 static size_t free_count, free_capacity;
 static uint32_t carved;  // slots [0, carved) exist
 
-typedef struct {
-  uint32_t slots[CACHE_CAPACITY];
-  uint32_t count;
-  bool registered;
-} slot_cache_t;
-
-static COV_TLS slot_cache_t slot_cache;
+COV_TLS cov_registry_slot_cache_t cov_registry_slot_cache;
+#define slot_cache cov_registry_slot_cache
 static pthread_key_t slot_cache_key;
 static pthread_once_t slot_cache_once = PTHREAD_ONCE_INIT;
 
@@ -104,65 +101,48 @@ static void make_slot_cache_key(void) {
   pthread_key_create(&slot_cache_key, flush_slot_cache);
 }
 
-uint32_t cov_registry_enter(uintptr_t object, uint64_t *id) {
-  if (__builtin_expect(slot_cache.count == 0, 0)) {
-    if (!slot_cache.registered) {
-      pthread_once(&slot_cache_once, make_slot_cache_key);
-      // Any non-NULL value: it only makes the destructor run at thread exit.
-      pthread_setspecific(slot_cache_key, &slot_cache);
-      slot_cache.registered = true;
-    }
-    if (refill(BATCH) == 0) {
-      atomic_fetch_add_explicit(&overflow_count, 1, memory_order_relaxed);
-      *id = 0;
-      return COV_REGISTRY_NO_SLOT;
-    }
-  }
-  uint32_t slot = slot_cache.slots[--slot_cache.count];
-  cov_registry_entry_t *entry = cov_registry_entry(slot);
-  uint64_t serial = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
-  atomic_store_explicit(&entry->id, serial, memory_order_relaxed);
-  atomic_store_explicit(&entry->activity, COV_ACTIVITY_CREATED, memory_order_relaxed);
-  atomic_store_explicit(&entry->detail, 0, memory_order_relaxed);
-  atomic_store_explicit(&entry->object, object, memory_order_release);
-  *id = serial;
-  return slot;
+// The calling thread's cache gets a destructor that gives its slots back at thread exit.
+static void register_cache(void) {
+  pthread_once(&slot_cache_once, make_slot_cache_key);
+  // Any non-NULL value: it only makes the destructor run at thread exit.
+  pthread_setspecific(slot_cache_key, &slot_cache);
+  slot_cache.registered = 1;
 }
 
-// Waits until no snapshot visits the chunk of `slot`. The caller has stored (sequentially
-// consistent) what the snapshot must see from now on; the snapshot raises the flag (sequentially
-// consistent) before it reads: so either this load sees the flag, or the snapshot's reads see
-// the caller's store.
-static inline void wait_for_scan(uint32_t slot) {
-  if (atomic_load_explicit(&chunk_scanning[slot >> COV_REGISTRY_CHUNK_SHIFT],
-                           memory_order_seq_cst)) {
-    lock(&scan_lock);
-    unlock(&scan_lock);
+uint32_t cov_registry_enter_slow(uintptr_t object, uint64_t *id) {
+  if (!slot_cache.registered) register_cache();
+  if (refill(BATCH) == 0) {
+    atomic_fetch_add_explicit(&overflow_count, 1, memory_order_relaxed);
+    *id = 0;
+    return COV_REGISTRY_NO_SLOT;
   }
+  return cov_registry_enter(object, id);
 }
 
-void cov_registry_leave(uint32_t slot) {
-  if (slot == COV_REGISTRY_NO_SLOT) return;
-  atomic_store_explicit(&cov_registry_entry(slot)->object, 0, memory_order_seq_cst);
-  wait_for_scan(slot);
-  if (__builtin_expect(slot_cache.count == CACHE_CAPACITY, 0)) spill(BATCH);
+void cov_registry_wait_for_scan(void) {
+  lock(&scan_lock);
+  unlock(&scan_lock);
+}
+
+void cov_registry_leave_slow(uint32_t slot) {
+  // A thread that only ever leaves (coroutines started elsewhere finish here) still gives its
+  // cache back when it exits.
+  if (!slot_cache.registered) register_cache();
+  if (slot_cache.count == CACHE_CAPACITY) spill(BATCH);
   slot_cache.slots[slot_cache.count++] = slot;
-  if (!slot_cache.registered) {
-    // A thread that only ever leaves (coroutines started elsewhere finish here) still gives
-    // its cache back when it exits.
-    pthread_once(&slot_cache_once, make_slot_cache_key);
-    pthread_setspecific(slot_cache_key, &slot_cache);
-    slot_cache.registered = true;
-  }
 }
 
 void cov_registry_quiesce(uint32_t slot) {
   if (slot == COV_REGISTRY_NO_SLOT) return;
   atomic_thread_fence(memory_order_seq_cst);
-  wait_for_scan(slot);
+  if (atomic_load_explicit(&cov_registry_chunk_scanning[slot >> COV_REGISTRY_CHUNK_SHIFT],
+                           memory_order_seq_cst))
+    cov_registry_wait_for_scan();
 }
 
-uint64_t cov_registry_next_id(void) { return atomic_load_explicit(&next_id, memory_order_relaxed); }
+uint64_t cov_registry_next_id(void) {
+  return atomic_load_explicit(&cov_registry_serial, memory_order_relaxed);
+}
 
 uint64_t cov_registry_overflow_count(void) {
   return atomic_load_explicit(&overflow_count, memory_order_relaxed);
@@ -180,13 +160,13 @@ void cov_registry_visit(void (*visit)(void *context, cov_registry_entry_t *entry
         atomic_load_explicit(&cov_registry_chunks[chunk], memory_order_acquire);
     if (!entries) continue;
     lock(&scan_lock);
-    atomic_store_explicit(&chunk_scanning[chunk], 1, memory_order_seq_cst);
+    atomic_store_explicit(&cov_registry_chunk_scanning[chunk], 1, memory_order_seq_cst);
     uint32_t count = end - first < CHUNK_ENTRIES ? end - first : CHUNK_ENTRIES;
     for (uint32_t i = 0; i < count; i++) {
       uintptr_t object = atomic_load_explicit(&entries[i].object, memory_order_seq_cst);
       if (object) visit(context, &entries[i], object);
     }
-    atomic_store_explicit(&chunk_scanning[chunk], 0, memory_order_release);
+    atomic_store_explicit(&cov_registry_chunk_scanning[chunk], 0, memory_order_release);
     unlock(&scan_lock);
   }
 }

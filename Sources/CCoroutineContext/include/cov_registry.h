@@ -77,6 +77,67 @@ static inline cov_registry_entry_t *cov_registry_entry(uint32_t slot) {
   return chunk + (slot & ((1u << COV_REGISTRY_CHUNK_SHIFT) - 1));
 }
 
+// The calling thread's cache of free slots (registry.c refills and spills it in batches).
+enum { COV_REGISTRY_CACHE_CAPACITY = 512 };
+typedef struct cov_registry_slot_cache {
+  uint32_t count;
+  uint32_t registered;  // its thread-exit destructor is set up
+  uint32_t slots[COV_REGISTRY_CACHE_CAPACITY];
+} cov_registry_slot_cache_t;
+extern _Thread_local __attribute__((tls_model("initial-exec")))
+cov_registry_slot_cache_t cov_registry_slot_cache;
+extern _Atomic(uint64_t) cov_registry_serial;
+extern _Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
+
+/// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
+/// is full; `*id` receives its serial number (0 then). The out-of-line path of
+/// cov_registry_enter (a refill of the thread's cache).
+uint32_t cov_registry_enter_slow(uintptr_t object, uint64_t *id);
+/// The out-of-line parts of cov_registry_leave.
+void cov_registry_wait_for_scan(void);
+void cov_registry_leave_slow(uint32_t slot);
+
+/// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
+/// is full; `*id` receives its serial number (0 then). Inline and lock-free on the common path:
+/// a slot from the thread's cache, a serial number, four stores.
+static inline uint32_t cov_registry_enter(uintptr_t object, uint64_t *id) {
+  cov_registry_slot_cache_t *cache = &cov_registry_slot_cache;
+  if (__builtin_expect(cache->count == 0, 0)) return cov_registry_enter_slow(object, id);
+  uint32_t slot = cache->slots[--cache->count];
+  cov_registry_entry_t *entry = cov_registry_entry(slot);
+  uint64_t serial = atomic_fetch_add_explicit(&cov_registry_serial, 1, memory_order_relaxed);
+  atomic_store_explicit(&entry->id, serial, memory_order_relaxed);
+  atomic_store_explicit(&entry->activity, 0, memory_order_relaxed);
+  atomic_store_explicit(&entry->detail, 0, memory_order_relaxed);
+  atomic_store_explicit(&entry->object, object, memory_order_release);
+  *id = serial;
+  return slot;
+}
+
+/// Unregisters the holder of `slot` (no-op for COV_REGISTRY_NO_SLOT), waiting while a snapshot
+/// visits the slot's chunk. Returns the holder's serial number if it was registered with the
+/// COV_REGISTRY_NAMED tag (so the caller can forget its name), else 0.
+static inline uint64_t cov_registry_leave(uint32_t slot) {
+  if (slot == COV_REGISTRY_NO_SLOT) return 0;
+  cov_registry_entry_t *entry = cov_registry_entry(slot);
+  uintptr_t object = atomic_load_explicit(&entry->object, memory_order_relaxed);
+  uint64_t named = (object & COV_REGISTRY_NAMED)
+                       ? atomic_load_explicit(&entry->id, memory_order_relaxed) : 0;
+  // Sequentially consistent, with the snapshot's raising of the chunk's flag: either this load
+  // sees the flag (and waits for the visit to end), or the visit does not see the object.
+  atomic_store_explicit(&entry->object, 0, memory_order_seq_cst);
+  if (__builtin_expect(atomic_load_explicit(
+                           &cov_registry_chunk_scanning[slot >> COV_REGISTRY_CHUNK_SHIFT],
+                           memory_order_seq_cst) != 0, 0))
+    cov_registry_wait_for_scan();
+  cov_registry_slot_cache_t *cache = &cov_registry_slot_cache;
+  if (__builtin_expect(cache->count == COV_REGISTRY_CACHE_CAPACITY || !cache->registered, 0))
+    cov_registry_leave_slow(slot);
+  else
+    cache->slots[cache->count++] = slot;
+  return named;
+}
+
 /// A cheap monotonic time stamp (the CPU's time-stamp or virtual counter; nanoseconds where
 /// there is none), 56 bits of which are kept in `activity`. cov_registry_ticks_per_second
 /// converts.
@@ -96,13 +157,6 @@ static inline uint64_t cov_registry_ticks(void) {
 /// Ticks per second, measured against the monotonic clock (first call may take about 20 ms).
 double cov_registry_ticks_per_second(void);
 
-/// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
-/// is full; `*id` receives its serial number (0 then). Lock-free on the common path.
-uint32_t cov_registry_enter(uintptr_t object, uint64_t *id);
-
-/// Unregisters the holder of `slot` (no-op for COV_REGISTRY_NO_SLOT). Waits while a snapshot
-/// visits the slot's chunk.
-void cov_registry_leave(uint32_t slot);
 
 /// Waits while a snapshot visits the chunk of `slot`: call it before releasing something a
 /// snapshot may reach through the entry (a coroutine's previous scheduler, after a hop), having

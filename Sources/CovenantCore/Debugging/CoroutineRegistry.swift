@@ -31,18 +31,12 @@ enum CoroutineRegistry {
   /// Unregisters the holder of `slot` (see `cov_registry_leave`), and forgets its name.
   @inline(__always)
   static func leave(_ slot: UInt32) {
-    if slot == COV_REGISTRY_NO_SLOT { return }
-    let entry = cov_registry_entry(slot)!
-    if _slowPath(cov_registry_entry_object(entry) & UInt(COV_REGISTRY_NAMED) != 0) {
-      leaveNamed(slot, id: cov_registry_entry_id(entry))
-    } else {
-      cov_registry_leave(slot)
-    }
+    let namedID = cov_registry_leave(slot)
+    if _slowPath(namedID != 0) { forgetName(namedID) }
   }
 
   @inline(never)
-  private static func leaveNamed(_ slot: UInt32, id: UInt64) {
-    cov_registry_leave(slot)
+  private static func forgetName(_ id: UInt64) {
     names.withLock { $0[id] = nil }
   }
 }
