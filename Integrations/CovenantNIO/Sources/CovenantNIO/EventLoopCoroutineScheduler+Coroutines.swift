@@ -12,16 +12,23 @@ extension EventLoopCoroutineScheduler {
   /// Starting is asynchronous: `task` runs in a later loop task (or, when called inside a turn
   /// of this loop, right after the current item), never before this method returns. On a loop
   /// that has already shut down, `task` never runs.
+  ///
+  /// `name`, `file` and `line` are what coroutine snapshots and dumps show of it
+  /// (`CoroutineSnapshot`).
   public func startCoroutine(
-    in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, name: String? = nil, stackSize: Int? = nil,
+    file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
     if isShutDown { return }  // the body never runs on a loop that has shut down
     guard let scope else {
       // Covenant's own start, tracked as a coroutine in the loop's scope: no future needed.
-      (self as any CoroutineScheduler).startCoroutine(in: coroutines, stackSize: stackSize, task)
+      (self as any CoroutineScheduler).startCoroutine(
+        in: coroutines, name: name, stackSize: stackSize, file: file, line: line, task)
       return
     }
-    let future = (self as any CoroutineScheduler).coroutineFuture(stackSize: stackSize, task)
+    let future = (self as any CoroutineScheduler).coroutineFuture(
+      name: name, stackSize: stackSize, file: file, line: line, task)
     coroutines.add(future)
     scope.add(future)
   }
@@ -34,10 +41,12 @@ extension EventLoopCoroutineScheduler {
   /// `EventLoopError.shutdown`. On a loop that has already shut down, `task` never runs and
   /// the future is failed with `EventLoopError.shutdown` at once.
   public func coroutineFuture<T>(
-    stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> T
+    name: String? = nil, stackSize: Int? = nil, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
     if isShutDown { return CoFuture(result: .failure(EventLoopError.shutdown)) }
-    let coroutine = (self as any CoroutineScheduler).coroutineFuture(stackSize: stackSize, task)
+    let coroutine = (self as any CoroutineScheduler).coroutineFuture(
+      name: name, stackSize: stackSize, file: file, line: line, task)
     coroutines.add(coroutine)
     // Derived, so cancelling the returned future cancels the coroutine's.
     return coroutine.mapResult { [self] result in
@@ -64,17 +73,22 @@ extension EventLoop {
   /// }
   /// ```
   public func startCoroutine(
-    in scope: CoScope? = nil, stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> Void
+    in scope: CoScope? = nil, name: String? = nil, stackSize: Int? = nil,
+    file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> Void
   ) {
-    coroutineScheduler.startCoroutine(in: scope, stackSize: stackSize, task)
+    coroutineScheduler.startCoroutine(
+      in: scope, name: name, stackSize: stackSize, file: file, line: line, task)
   }
 
   /// Starts a coroutine on this loop and returns a future of its result (see
   /// `EventLoopCoroutineScheduler.coroutineFuture`).
   public func coroutineFuture<T>(
-    stackSize: Int? = nil, _ task: @escaping @Sendable () throws -> T
+    name: String? = nil, stackSize: Int? = nil, file: StaticString = #fileID, line: UInt = #line,
+    _ task: @escaping @Sendable () throws -> T
   ) -> CoFuture<T> {
-    coroutineScheduler.coroutineFuture(stackSize: stackSize, task)
+    coroutineScheduler.coroutineFuture(
+      name: name, stackSize: stackSize, file: file, line: line, task)
   }
 
   /// Inside a coroutine: moves it to this loop, runs `task` there, and moves it back to where

@@ -182,3 +182,9 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
     }
   }
 }
+
+extension EventLoopCoroutineScheduler: CoroutineSchedulerDescribing {
+  /// `event loop <the loop's description>`: how coroutine snapshots and dumps
+  /// (`CoroutineSnapshot`) name coroutines running on this loop.
+  public var coroutineSchedulerDescription: String { "event loop \(eventLoop)" }
+}
