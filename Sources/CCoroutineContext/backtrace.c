@@ -128,7 +128,8 @@ __attribute__((noinline)) size_t cov_thread_backtrace(uintptr_t *addresses, size
 
 // MARK: - Stacks
 
-void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info) {
+void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info,
+                          int measure_high_water) {
   memset(info, 0, sizeof *info);
   info->shared = fiber->is_shared;
   const cov_stack_t *stack;
@@ -141,6 +142,7 @@ void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info
   info->size = stack->size;
   info->low = (uintptr_t)stack->base;
   info->high = (uintptr_t)stack->base + stack->size;
+  if (!measure_high_water) return;
   // The lowest page of the stack that is resident: stacks are committed lazily, page by page
   // from the top, so it marks the deepest the stack has been used since it was mapped.
   size_t page = (size_t)sysconf(_SC_PAGESIZE);

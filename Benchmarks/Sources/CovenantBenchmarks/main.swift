@@ -12,7 +12,7 @@ import NIOPosix
 // an id hangs (the watchdog prints `ID  ...  MISS (timed out …)` first).
 
 let allIDs = [
-  "P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "S1", "S2", "M1", "M2", "M3",
+  "P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "S1", "S2", "D1", "M1", "M2", "M3",
 ]
 /// Ids with noise-free counts (allocations, instructions); A1 = await of a resolved future;
 /// C7P = `poll()` against `selectUnbiased` on C7's channels (context for C7); T1 = a timed
@@ -136,6 +136,7 @@ for id in allIDs where selected.contains(id) {
   case "C7": benchC7(effort)
   case "S1": benchS1(effort)
   case "S2": benchS2(effort)
+  case "D1": benchD1(effort)
   case "M1", "M3": benchPeakMemory(id)
   case "M2": benchM2()
   default: break

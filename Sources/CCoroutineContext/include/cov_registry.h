@@ -254,8 +254,10 @@ typedef struct cov_fiber_stack_info {
   uintptr_t low, high;
 } cov_fiber_stack_info_t;
 
-/// Fills `info` for a fiber whose owner is registered and has run (so its stack is bound).
-void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info);
+/// Fills `info` for a fiber whose owner is registered and has run (so its stack is bound); the
+/// high-water mark (a `mincore` call) only if `measure_high_water`.
+void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info,
+                          int measure_high_water);
 
 /// The return addresses of a switched-out fiber's frames, innermost first (the switch's own
 /// return address first), walked through the frame-pointer chain of a copy of its used stack

@@ -146,7 +146,7 @@ final class SnapshotCollector {
     let state = Int(activity & 3)
     if let fiber {
       var info = cov_fiber_stack_info_t()
-      cov_fiber_stack_info(fiber, &info)
+      cov_fiber_stack_info(fiber, &info, 0)
       var inUse: Int?
       if backtraces && (state == COV_ACTIVITY_SUSPENDED || state == COV_ACTIVITY_READY) {
         var used = 0
@@ -158,14 +158,14 @@ final class SnapshotCollector {
           inUse = used
         }
       }
-      var highWater = info.high_water
-      if info.shared != 0 {
-        // One measurement per shared stack: many coroutines share each.
-        if let known = sharedHighWater[info.low] {
-          highWater = known
-        } else {
-          sharedHighWater[info.low] = highWater
-        }
+      // One measurement per shared stack: many coroutines share each.
+      var highWater: Int
+      if info.shared != 0, let known = sharedHighWater[info.low] {
+        highWater = known
+      } else {
+        cov_fiber_stack_info(fiber, &info, 1)
+        highWater = info.high_water
+        if info.shared != 0 { sharedHighWater[info.low] = highWater }
       }
       if info.size > 0 {
         record.stack = CoroutineInfo.Stack(
@@ -184,12 +184,12 @@ final class SnapshotCollector {
     let ticksPerSecond = cov_registry_ticks_per_second()
     let nowTicks = cov_registry_ticks()
     let symbols = SymbolCache()
-    var schedulerNames: [UInt: String] = [:]
+    let descriptions = CoroutineSnapshotDescriptions()
     let infos = records.map { record -> CoroutineInfo in
       let state = Int(record.activity & 3)
       let rawKind = UInt8(truncatingIfNeeded: (record.activity >> 2) & 0x3F)
       let ticks = record.activity >> 8
-      var wait = CoroutineSnapshotDescriptions.wait(
+      var wait = descriptions.wait(
         kind: CoroutineWaitKind(rawValue: rawKind & ~CoroutineWaitKind.timedFlag) ?? .none,
         detail: record.detail)
       let woken = record.waitFlags & WaitState.woken != 0
@@ -213,10 +213,8 @@ final class SnapshotCollector {
         state: infoState, wait: wait,
         waitHasTimeout: rawKind & CoroutineWaitKind.timedFlag != 0 && wait != nil,
         waitingSeconds: waitingSeconds, isLeaked: leaked && infoState == .suspended,
-        scheduler: record.isGenerator
-          ? nil : CoroutineSnapshotDescriptions.scheduler(record, cache: &schedulerNames),
-        startFile: record.startLine == 0
-          ? nil : record.startFile.map { $0.withUTF8Buffer { String(decoding: $0, as: UTF8.self) } },
+        scheduler: record.isGenerator ? nil : descriptions.scheduler(record),
+        startFile: descriptions.file(record.startFile, line: record.startLine),
         startLine: Int(record.startLine), scope: record.scope, stack: record.stack,
         backtrace: record.addresses.map(symbols.frame))
     }

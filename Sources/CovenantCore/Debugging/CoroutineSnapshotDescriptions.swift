@@ -2,11 +2,16 @@ import CCoroutineContext
 import Dispatch
 
 /// How a snapshot turns what the registry recorded into words: wait kinds with their detail,
-/// schedulers.
-enum CoroutineSnapshotDescriptions {
+/// schedulers, start files. Each distinct type, scheduler and file is described once per
+/// snapshot (describing a type costs microseconds; a snapshot may list 100,000 coroutines).
+final class CoroutineSnapshotDescriptions {
+  private var typeNames: [UInt: String] = [:]
+  private var schedulers: [UInt: String] = [:]
+  private var files: [UInt: String] = [:]
+
   /// The wait recorded as `kind` with `detail` (a type's metadata, or a delay's deadline in
   /// uptime nanoseconds).
-  static func wait(kind: CoroutineWaitKind, detail: UInt) -> CoroutineInfo.Wait? {
+  func wait(kind: CoroutineWaitKind, detail: UInt) -> CoroutineInfo.Wait? {
     switch kind {
     case .none: return nil
     case .resolution: return .future(type: typeName(detail))
@@ -29,31 +34,45 @@ enum CoroutineSnapshotDescriptions {
 
   /// The name of the type whose metadata `bits` is (the registry's detail word of typed waits:
   /// always a metatype stored by the waiting code, or 0).
-  static func typeName(_ bits: UInt) -> String {
+  func typeName(_ bits: UInt) -> String {
     guard bits != 0 else { return "?" }
-    return String(describing: unsafeBitCast(bits, to: Any.Type.self))  // see metadataBits
+    if let known = typeNames[bits] { return known }
+    let name = String(describing: unsafeBitCast(bits, to: Any.Type.self))  // see metadataBits
+    typeNames[bits] = name
+    return name
+  }
+
+  /// The text of a start file (`nil` when the start recorded none: line 0).
+  func file(_ file: StaticString?, line: UInt32) -> String? {
+    guard let file, line != 0 else { return nil }
+    guard file.hasPointerRepresentation else { return file.description }
+    let key = UInt(bitPattern: file.utf8Start)
+    if let known = files[key] { return known }
+    let text = file.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+    files[key] = text
+    return text
   }
 
   /// `queue "label"`, a description of another scheduler, or `immediate`.
-  static func scheduler(_ record: RawCoroutineRecord, cache: inout [UInt: String]) -> String {
+  func scheduler(_ record: RawCoroutineRecord) -> String {
     if let queue = record.queue {
       let key = UInt(bitPattern: queue.toOpaque())
-      if let known = cache[key] { return known }
+      if let known = schedulers[key] { return known }
       let label = queue._withUnsafeGuaranteedRef { $0.label }
       let text = label.isEmpty ? "an unlabelled queue" : "queue \"\(label)\""
-      cache[key] = text
+      schedulers[key] = text
       return text
     }
     if let object = record.schedulerObject {
       let key = UInt(bitPattern: object.toOpaque())
-      if let known = cache[key] { return known }
+      if let known = schedulers[key] { return known }
       let text = object._withUnsafeGuaranteedRef { object -> String in
         if let described = object as? any CoroutineSchedulerDescribing {
           return described.coroutineSchedulerDescription
         }
         return String(describing: type(of: object))
       }
-      cache[key] = text
+      schedulers[key] = text
       return text
     }
     return "immediate"
