@@ -126,6 +126,23 @@ do {
   step("coroutine future: failed: \(error)")
 }
 
+// 6. Seeing inside: a live dump of every coroutine, as `kill -USR1 <pid>` would print after
+//    `try CoroutineSnapshot.installDumpSignal()`. Three workers wait on a promise, a named
+//    fetcher sleeps, a generator is parked in `yield`.
+let workers = DispatchQueue(label: "example.workers")
+let go = Promise<Int>()
+let scope = CoScope()
+for _ in 0..<3 { workers.startCoroutine(in: scope) { _ = try go.await() } }
+workers.startCoroutine(in: scope, name: "fetcher") { try Coroutine.delay(.seconds(30)) }
+let letters = Generator<Character> { yield in for letter in "abc" { try yield(letter) } }
+_ = letters.next()
+workers.sync {}
+while CoroutineSnapshot.take(backtraces: false).waiting.count < 5 { usleep(1000) }
+step("dump:\n\(CoroutineSnapshot.take().dump())")
+go.fulfill(1)
+scope.cancel()
+try? scope.join()
+
 step("all promises settled: \(waitForPromises(timeout: 5))")
 
 /// Blocks this (non-coroutine) thread until `future` completes: fine in a command-line tool.

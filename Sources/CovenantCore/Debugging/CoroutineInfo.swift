@@ -203,6 +203,9 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
     public let offset: UInt
     /// The file name of the executable or library that holds the function.
     public let image: String?
+    /// The Swift module the function belongs to (of the outermost declaration a closure or a
+    /// specialization comes from), read from its mangled name; `nil` for other languages.
+    public let module: String?
 
     public var description: String {
       let place = image.map { " (\($0))" } ?? ""

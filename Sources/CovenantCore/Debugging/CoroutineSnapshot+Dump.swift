@@ -119,10 +119,12 @@ extension CoroutineSnapshot {
     return isForwarder && inner?.symbol.map { $0[...] == symbol } == true
   }
 
-  /// Covenant's own frames: the switch and the fiber's entry (C), the await machinery (Swift).
+  /// Covenant's own frames: the switch and the fiber's entry (C), the await machinery (Swift:
+  /// functions of the CovenantCore module, and their specializations).
   static func isLibrary(_ frame: CoroutineInfo.Frame) -> Bool {
-    guard let symbol = frame.symbol else { return false }
-    return symbol.hasPrefix("cov_") || symbol == "fiber_main" || symbol.contains("CovenantCore.")
+    if frame.module == "CovenantCore" { return true }
+    guard let symbol = frame.symbol, frame.module == nil else { return false }
+    return symbol.hasPrefix("cov_") || symbol == "fiber_main"
   }
 
   private static func idList(_ group: [CoroutineInfo]) -> String {

@@ -14,6 +14,7 @@ final class SymbolCache {
     var offset: UInt = 0
     var image: UnsafePointer<CChar>?
     cov_symbolicate(address &- 1, &name, &offset, &image)
+    let module = name.flatMap { Self.swiftModule(ofMangledName: String(cString: $0)) }
     let symbol = name.map { mangled -> String in
       let demangled = buffer.withUnsafeMutableBufferPointer { buffer -> String? in
         guard cov_demangle(mangled, buffer.baseAddress, buffer.count) != 0 else { return nil }
@@ -26,8 +27,23 @@ final class SymbolCache {
       image: image.map { path in
         let full = String(cString: path)
         return full.split(separator: "/").last.map(String.init) ?? full
-      })
+      }, module: module)
     frames[address] = frame
     return frame
+  }
+
+  /// The module of a Swift symbol: the first identifier of its mangling (`$s12CovenantCore…`,
+  /// `_$s…` on Apple platforms); `nil` for other symbols. Word substitutions never occur in the
+  /// first identifier, so its length and characters are literal.
+  static func swiftModule(ofMangledName name: String) -> String? {
+    var rest = Substring(name)
+    for prefix in ["_$s", "$s", "_$S", "$S"] where rest.hasPrefix(prefix) {
+      rest = rest.dropFirst(prefix.count)
+      let digits = rest.prefix { $0.isASCII && $0.isNumber }
+      guard let length = Int(digits), length > 0 else { return nil }
+      let identifier = rest.dropFirst(digits.count).prefix(length)
+      return identifier.count == length ? String(identifier) : nil
+    }
+    return nil
   }
 }
