@@ -1,5 +1,4 @@
 import CCoroutineContext
-import Synchronization
 
 // The payload words, the scratch tuples that move values in and out of them and the cell's
 // place in its owner (after a two-word object header) are laid out for 8-byte words.
@@ -30,24 +29,24 @@ import Synchronization
 /// the value's type.
 @usableFromInline
 package struct ResolutionCell: ~Copyable {
-  @usableFromInline let status: Atomic<UInt8>
-  @usableFromInline let word0: Atomic<UInt>
-  @usableFromInline let word1: Atomic<UInt>
-  @usableFromInline let word2: Atomic<UInt>
+  @usableFromInline let status: InlineByteAtomic<UInt8>
+  @usableFromInline let word0: InlineAtomic<UInt>
+  @usableFromInline let word1: InlineAtomic<UInt>
+  @usableFromInline let word2: InlineAtomic<UInt>
   /// Whether the payload holds something to release (an error, a boxed value, a value that is
   /// not plain bits): decided where the type is known, so that the owner's `deinit` — which
   /// runs unspecialized — skips `destroyPayload` for plain values without any generic call.
-  @usableFromInline let payloadNeedsDestroy: Atomic<Bool>
+  @usableFromInline let payloadNeedsDestroy: InlineByteAtomic<Bool>
   /// The reactions registered while pending, in registration order.
-  @usableFromInline let chain: Mutex<ReactionChain>
+  @usableFromInline let chain: InlineMutex<ReactionChain>
 
   @inlinable package init() {
-    status = Atomic(CellStatus.pending)
-    word0 = Atomic(0)
-    word1 = Atomic(0)
-    word2 = Atomic(0)
-    payloadNeedsDestroy = Atomic(false)
-    chain = Mutex(ReactionChain())
+    status = InlineByteAtomic(CellStatus.pending)
+    word0 = InlineAtomic(0)
+    word1 = InlineAtomic(0)
+    word2 = InlineAtomic(0)
+    payloadNeedsDestroy = InlineByteAtomic(false)
+    chain = InlineMutex(ReactionChain())
   }
 
   @inlinable init<Value>(fulfilledWith value: Value) {

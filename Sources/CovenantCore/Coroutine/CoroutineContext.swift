@@ -1,6 +1,5 @@
 import CCoroutineContext
 import Dispatch
-import Synchronization
 
 #if canImport(Darwin)
   import Darwin
@@ -27,7 +26,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   // The one-byte fields first: they fill the base class's tail padding.
-  private let canceled = Atomic<Bool>(false)
+  private let canceled = InlineByteAtomic<Bool>(false)
   var exit = Exit.suspend
 
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
@@ -101,14 +100,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// the generation of that await, plus two flags: `staleRegistration` while a cell that the
   /// coroutine gave up waiting for may still read its chain link, `notifiedRegistration` once
   /// that cell's notifier is done with it.
-  private let registration = Atomic<UInt64>(0)
+  private let registration = InlineAtomic<UInt64>(0)
   private static let staleRegistration: UInt64 = 1 << 63
   private static let notifiedRegistration: UInt64 = 1 << 62
   private static let registrationFlags = staleRegistration | notifiedRegistration
   /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
   /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
   /// lock-free stack: each side's single atomic step decides who runs the callbacks).
-  private let completion = Atomic<UInt>(0)
+  private let completion = InlineAtomic<UInt>(0)
   private static let finishedMark: UInt = 1
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
