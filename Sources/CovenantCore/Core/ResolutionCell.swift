@@ -137,22 +137,36 @@ package struct ResolutionCell: ~Copyable {
   /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
   /// when it was already resolved (later resolutions are no-ops).
   @inlinable package func fulfill<Value>(_ value: Value) -> UInt? {
-    chain.withCriticalSection { chain -> UInt? in
-      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
-      storeValue(value)
-      status.store(CellStatus.fulfilled, ordering: .releasing)
-      return chain.take()
-    }
+    chain.withCriticalSection { chain -> UInt? in fulfillLocked(value, &chain) }
   }
 
   /// Rejects the cell if pending; see `fulfill`.
   @inlinable package func reject(_ error: any Error) -> UInt? {
-    chain.withCriticalSection { chain -> UInt? in
-      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
-      storeError(error)
-      status.store(CellStatus.rejected, ordering: .releasing)
-      return chain.take()
-    }
+    chain.withCriticalSection { chain -> UInt? in rejectLocked(error, &chain) }
+  }
+
+  /// `fulfill` under the lock: if the cell is pending, stores `value`, then the fulfilled status
+  /// (with release ordering), and takes the chain.
+  ///
+  /// Out of line on purpose. `fulfill`'s closure reaches `withCriticalSection` through a thunk
+  /// the compiler makes (a specialization that keeps the generic closure's abstraction), and the
+  /// compiler marks every call in a thunk `noinline`: the status's atomics, C functions
+  /// (`cov_atomics.h`), would stay calls there. Here they are inlined.
+  @inlinable @inline(never)
+  func fulfillLocked<Value>(_ value: Value, _ chain: inout ReactionChain) -> UInt? {
+    guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+    storeValue(value)
+    status.store(CellStatus.fulfilled, ordering: .releasing)
+    return chain.take()
+  }
+
+  /// `reject` under the lock; see `fulfillLocked`.
+  @inlinable @inline(never)
+  func rejectLocked(_ error: any Error, _ chain: inout ReactionChain) -> UInt? {
+    guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+    storeError(error)
+    status.store(CellStatus.rejected, ordering: .releasing)
+    return chain.take()
   }
 
   /// Resolves the cell with `result` if pending; see `fulfill`.
