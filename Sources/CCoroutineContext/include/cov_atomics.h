@@ -75,7 +75,7 @@ static inline int cov_atomics_are_lock_free(void) {
 
 /// The words behind the Swift layer's global atomics (`GlobalAtomic`), numbered here once.
 /// Static storage is zero before the program starts, so nothing initialises them. A Swift global
-/// holding an `InlineAtomic` would be initialised lazily, with a `swift_once` call (about 100
+/// holding an `InlineAtomic` would be initialised lazily, with a `swift_once` call (about ten
 /// instructions on Linux) on every read; a plain Swift global read through a pointer is an
 /// `inout` access, which ThreadSanitizer reports as a race between threads.
 enum {

@@ -81,7 +81,7 @@ package struct InlineByteAtomic<Value: InlineAtomicByteValue>: AtomicOperations,
 /// (`COV_GLOBAL_ATOMIC_...`), zero before the program starts.
 ///
 /// Reading it costs what reading an ``InlineAtomic`` does. A global `InlineAtomic` would be
-/// initialised lazily, through `swift_once` (about 100 instructions on Linux) on every read;
+/// initialised lazily, through `swift_once` (a call, about ten instructions) on every read;
 /// `Synchronization.Atomic` globals were initialised statically by the compiler, which knows
 /// them. Declare it as a computed global, so nothing is stored in Swift:
 ///
