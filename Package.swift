@@ -3,11 +3,13 @@ import PackageDescription
 
 let package = Package(
   name: "Covenant",
-  platforms: [.macOS(.v15)],
+  // The oldest OS versions Swift concurrency ships with (macOS 12, iOS 15, tvOS 15, watchOS 8)
+  // and the first visionOS; nothing newer is used (README, "Requirements").
+  platforms: [.iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1), .macOS(.v12)],
   products: [
     // Everything google/promises and SwiftCoroutine clients had: the core and the Foundation pieces.
     .library(name: "Covenant", targets: ["Covenant"]),
-    // The Foundation-free core, for servers (Dispatch, Synchronization and the C module only).
+    // The Foundation-free core, for servers (Dispatch and the C module only).
     .library(name: "CovenantCore", targets: ["CovenantCore"]),
     .library(name: "CovenantTesting", targets: ["CovenantTesting"]),
     .executable(name: "CovenantExample", targets: ["CovenantExample"]),

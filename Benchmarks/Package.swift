@@ -6,6 +6,8 @@ import PackageDescription
 
 let package = Package(
   name: "CovenantBenchmarks",
+  // Higher than the library's minimums (macOS 12): baselines use Synchronization's `Mutex`
+  // (C2's continuation slots, S1's lock), macOS 15 only.
   platforms: [.macOS(.v15)],
   dependencies: [
     .package(name: "Covenant", path: ".."),

@@ -6,7 +6,7 @@ import PackageDescription
 
 let package = Package(
   name: "CovenantFootprint",
-  platforms: [.macOS(.v15)],
+  platforms: [.iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1), .macOS(.v12)],
   dependencies: [.package(name: "Covenant", path: "../..")],
   targets: [
     // Reads the process's peak resident set size, without Foundation.

@@ -6,6 +6,8 @@ import PackageDescription
 
 let package = Package(
   name: "CovenantNIO",
+  // Higher than Covenant's minimums (macOS 12): the event-loop scheduler, the example server and
+  // the async/await baseline use Synchronization's `Atomic` and `Mutex`, macOS 15 only.
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "CovenantNIO", targets: ["CovenantNIO"]),

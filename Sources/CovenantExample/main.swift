@@ -3,23 +3,23 @@
 import Covenant
 import Dispatch
 import Foundation
-import Synchronization
 
 // Command-line programs do not run the main queue: chain on a global queue instead.
 DispatchQueue.promises = .global()
 
-final class FlakyService: Sendable {
+final class FlakyService: @unchecked Sendable {
   /// Fails the first `failures` calls, then answers.
   let failures: Int
-  private let calls = Mutex(0)
+  private let lock = NSLock()  // guards `calls`; NSLock is on every platform Covenant supports
+  private var calls = 0
 
   init(failures: Int) { self.failures = failures }
 
   func fetch(_ name: String) -> Promise<String> {
-    let call = calls.withLock { count -> Int in
-      count += 1
-      return count
-    }
+    lock.lock()
+    calls += 1
+    let call = calls
+    lock.unlock()
     let failures = failures
     return Promise<String>(on: .global()) { fulfill, reject in
       if call <= failures {

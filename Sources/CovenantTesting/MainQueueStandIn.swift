@@ -1,6 +1,5 @@
 import Covenant
 import Foundation
-import Synchronization
 
 /// Stands in for `DispatchQueue.main` while `runCoroutine` waits on the main queue: the
 /// coroutine's tasks are queued here and run by the waiting loop itself.
@@ -17,7 +16,7 @@ final class MainQueueStandIn: CoroutineScheduler, @unchecked Sendable {
     var isForwarding = false
   }
 
-  private let state = Mutex(State())
+  private let state = InlineMutex(State())
   private let wake: @Sendable () -> Void
 
   /// - Parameter wake: called (from any thread) whenever a task is queued.

@@ -1,6 +1,5 @@
 import Covenant
 import Foundation
-import Synchronization
 
 /// Runs `body` as a coroutine on `scheduler` and waits for it; returns what `body` returns or
 /// rethrows what it throws.
@@ -35,7 +34,7 @@ public func runCoroutine<T>(
   timeout: TimeInterval = 10,
   _ body: @escaping () throws -> T
 ) throws -> T {
-  let outcome = Mutex<TransferredResult<T>?>(nil)
+  let outcome = InlineMutex<TransferredResult<T>?>(nil)
   let wakeup = DispatchSemaphore(value: 0)
   let task = TransferredBody(body)
   let scope = CoScope()

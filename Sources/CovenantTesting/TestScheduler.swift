@@ -1,7 +1,6 @@
 import Covenant
 import CovenantCore
 import Dispatch
-import Synchronization
 
 /// A scheduler with a virtual clock, for testing code that waits: coroutines started on it run
 /// only when the test says so, on the test's own thread, and their delays and timeouts take
@@ -43,7 +42,7 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
     var isRunning = false
   }
 
-  private let state = Mutex(State())
+  private let state = InlineMutex(State())
 
   /// Creates a scheduler whose clock reads zero.
   public init() {}

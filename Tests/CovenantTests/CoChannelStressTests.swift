@@ -1,7 +1,6 @@
 import Covenant
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 /// Many producers and consumers on concurrent queues: every element received exactly once.

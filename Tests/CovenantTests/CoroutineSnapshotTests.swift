@@ -505,3 +505,24 @@ final class CoroutineDumpSignalTests: XCTestCase {
     }
   }
 }
+
+/// What a coroutine costs in memory: its object is one heap block of at most 184 usable bytes
+/// (a 192-byte glibc chunk), registry fields included; the bytes per suspended coroutine
+/// budget (the M2 benchmark) counts on it.
+final class CoroutineObjectSizeTests: XCTestCase {
+  func testTheCoroutineObjectFitsItsHeapBlock() throws {
+    #if os(Linux)
+      let size = try runCoroutineHere { cov_heap_block_size(Coroutine.currentObjectAddress!) }
+      XCTAssertGreaterThan(size, 0)
+      XCTAssertLessThanOrEqual(size, 184)
+    #else
+      throw XCTSkip("glibc's malloc_usable_size")
+    #endif
+  }
+
+  private func runCoroutineHere<T: Sendable>(_ body: @escaping @Sendable () -> T) throws -> T {
+    let future = DispatchQueue.global().coroutineFuture { body() }
+    try future.join()
+    return try future.await()
+  }
+}

@@ -83,16 +83,13 @@ extension DispatchQueue {
   }
 }
 
-/// A value behind an `NSLock`, with `Mutex`'s `withLock` shape. Tests that hammer a lock from
-/// many coroutines use it rather than `Mutex`: on Linux a contended `Mutex` is handed over by
-/// the kernel, which ThreadSanitizer cannot see, while `NSLock` (a pthread mutex) it can.
+/// A value behind the library's lock (`InlineMutex`), in a class: closures and coroutines share
+/// it by reference. Its critical sections are the library's (`withCriticalSection`), so the tests
+/// that hammer it from many coroutines exercise that lock and its ThreadSanitizer annotations.
 final class Locked<T>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: T
-  init(_ value: T) { self.value = value }
-  func withLock<R>(_ body: (inout T) throws -> R) rethrows -> R {
-    lock.lock()
-    defer { lock.unlock() }
-    return try body(&value)
+  private let storage: InlineMutex<T>
+  init(_ value: T) { storage = InlineMutex(value) }
+  func withLock<R, E: Error>(_ body: (inout T) throws(E) -> R) throws(E) -> R {
+    try storage.withCriticalSection(body)
   }
 }

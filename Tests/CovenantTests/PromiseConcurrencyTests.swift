@@ -1,6 +1,5 @@
 import Covenant
 import Dispatch
-import Synchronization
 import XCTest
 
 final class PromiseConcurrencyTests: PromiseTestCase {
@@ -72,8 +71,8 @@ final class PromiseConcurrencyTests: PromiseTestCase {
 
 /// An atomic counter that can live in an array.
 private final class Counter: Sendable {
-  private let atomic = Atomic<Int>(0)
-  func add(_ amount: Int) { atomic.add(amount, ordering: .relaxed) }
+  private let atomic = InlineAtomic<Int>(0)
+  func add(_ amount: Int) { atomic.wrappingAdd(amount, ordering: .relaxed) }
   var value: Int { atomic.load(ordering: .relaxed) }
 }
 

@@ -2,7 +2,6 @@ import Covenant
 import CovenantTesting
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 /// An error with an identity, for checking which error came through.
@@ -28,7 +27,7 @@ final class LabeledQueue: @unchecked Sendable {  // immutable after init; Dispat
 
 /// A thread-safe log of what the blocks under test saw.
 final class Recorder<Element: Sendable>: Sendable {
-  private let storage = Locked<[Element]>([])  // NSLock: TSan sees its hand-overs
+  private let storage = Locked<[Element]>([])  // TSan sees its hand-overs
   func append(_ element: Element) { storage.withLock { $0.append(element) } }
   var elements: [Element] { storage.withLock { $0 } }
   var count: Int { storage.withLock { $0.count } }

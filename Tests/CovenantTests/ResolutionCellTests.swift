@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import XCTest
 
 import CovenantCore
@@ -202,9 +201,9 @@ private final class CellOwner<Value>: @unchecked Sendable {
 
 /// Counts its live instances, to check releases.
 private final class Tracked: @unchecked Sendable {
-  static let live = Atomic<Int>(0)
-  init() { Self.live.add(1, ordering: .sequentiallyConsistent) }
-  deinit { Self.live.subtract(1, ordering: .sequentiallyConsistent) }
+  static let live = InlineAtomic<Int>(0)
+  init() { Self.live.wrappingAdd(1, ordering: .sequentiallyConsistent) }
+  deinit { Self.live.wrappingAdd(-1, ordering: .sequentiallyConsistent) }
 }
 
 private struct Empty {}

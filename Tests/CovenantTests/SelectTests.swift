@@ -1,7 +1,6 @@
 import Covenant
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 final class SelectTests: XCTestCase {

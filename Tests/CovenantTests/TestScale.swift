@@ -4,7 +4,7 @@ import Foundation
 /// AddressSanitizer.
 ///
 /// ThreadSanitizer runs every test at full size: since the lock hand-over is annotated before
-/// the protected access (Mutex+Annotated.swift), a contended lock costs TSan no race report, and
+/// the protected access (`InlineMutex.withLock`), a contended lock costs TSan no race report, and
 /// the whole suite takes under a minute there. A reduction under TSan could hide a race that
 /// needs many hand-overs to show, so there is none.
 enum TestScale {

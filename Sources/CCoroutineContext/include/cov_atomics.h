@@ -53,6 +53,9 @@ typedef uint32_t cov_lock_t;
   }                                                                                               \
   static inline type cov_atomic_fetch_or_##bits(void *address, type operand, int order) {         \
     return atomic_fetch_or_explicit((_Atomic(type) *)address, operand, (memory_order)order);      \
+  }                                                                                               \
+  static inline type cov_atomic_fetch_and_##bits(void *address, type operand, int order) {        \
+    return atomic_fetch_and_explicit((_Atomic(type) *)address, operand, (memory_order)order);     \
   }
 
 COV_ATOMIC_OPS(8, uint8_t)
@@ -67,6 +70,24 @@ static inline int cov_atomics_are_lock_free(void) {
   return ATOMIC_CHAR_LOCK_FREE == 2 && ATOMIC_INT_LOCK_FREE == 2 && ATOMIC_LLONG_LOCK_FREE == 2 &&
          sizeof(unsigned int) == 4 && sizeof(unsigned long long) == 8;
 }
+
+// MARK: - Words of static storage for global atomics
+
+/// The words behind the Swift layer's global atomics (`GlobalAtomic`), numbered here once.
+/// Static storage is zero before the program starts, so nothing initialises them. A Swift global
+/// holding an `InlineAtomic` would be initialised lazily, with a `swift_once` call (about ten
+/// instructions on Linux) on every read; a plain Swift global read through a pointer is an
+/// `inout` access, which ThreadSanitizer reports as a race between threads.
+enum {
+  COV_GLOBAL_ATOMIC_RETURNED_ERROR_TABLE = 0,  // ReturnedErrorDecisions: the table's address
+  COV_GLOBAL_ATOMIC_DEFAULT_STACK_MODE = 1,    // Coroutine.defaultStackMode: 1 when dedicated
+  COV_GLOBAL_ATOMIC_COUNT = 2
+};
+
+extern uint64_t cov_global_atomics[COV_GLOBAL_ATOMIC_COUNT];  // atomics.c
+
+/// The address of global atomic `index` (a `COV_GLOBAL_ATOMIC_...`): 8 bytes, 8-aligned.
+static inline void *cov_global_atomic(int index) { return &cov_global_atomics[index]; }
 
 // MARK: - Lock
 

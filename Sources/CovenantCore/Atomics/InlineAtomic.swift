@@ -12,12 +12,20 @@ package struct AtomicStorage: ~Copyable {
   @inlinable init() {}
 }
 
-/// An atomic value stored inline in its owner (a class's `let` property, a global), on every
-/// platform the same code: C11 atomics (`cov_atomics.h`) on an ``AtomicStorage``.
+/// One byte of storage, as ``AtomicStorage`` is eight: for ``InlineByteAtomic``.
+@_rawLayout(like: UInt8)
+@usableFromInline
+package struct AtomicByteStorage: ~Copyable {
+  @inlinable init() {}
+}
+
+/// An atomic value stored inline in its owner (a class's `let` property, a struct that is one),
+/// on every platform the same code: C11 atomics (`cov_atomics.h`) on an ``AtomicStorage``.
 ///
 /// It replaces `Synchronization.Atomic`, which needs iOS 18, tvOS 18, watchOS 11, visionOS 2 and
-/// macOS 15, with the same operation names. Declare it with `let` (an atomic is never assigned:
-/// it is changed through its operations, each of which borrows it).
+/// macOS 15, with the same operation names (``AtomicOperations``). Declare it with `let` (an
+/// atomic is never assigned: it is changed through its operations, each of which borrows it).
+/// A global is better a ``GlobalAtomic``: a global `InlineAtomic` is initialised lazily.
 ///
 /// ```swift
 /// final class Flag: Sendable {
@@ -26,7 +34,9 @@ package struct AtomicStorage: ~Copyable {
 /// }
 /// ```
 @usableFromInline
-package struct InlineAtomic<Value: InlineAtomicValue>: ~Copyable, @unchecked Sendable {
+package struct InlineAtomic<Value: InlineAtomicValue>: AtomicOperations, ~Copyable,
+  @unchecked Sendable
+{
   /// The value's bits, in its first 1, 4 or 8 bytes.
   @usableFromInline let storage: AtomicStorage
 
@@ -43,7 +53,70 @@ package struct InlineAtomic<Value: InlineAtomicValue>: ~Copyable, @unchecked Sen
   package func withAddress<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result {
     withUnsafePointer(to: storage) { body(UnsafeMutableRawPointer(mutating: $0)) }
   }
+}
 
+/// An ``InlineAtomic`` of a one-byte value that takes one byte in its owner instead of eight: for
+/// flags that fill the padding of an object (a coroutine, a promise, a cell), whose size is what
+/// a million of them cost.
+@usableFromInline
+package struct InlineByteAtomic<Value: InlineAtomicByteValue>: AtomicOperations, ~Copyable,
+  @unchecked Sendable
+{
+  @usableFromInline let storage: AtomicByteStorage
+
+  @inlinable
+  package init(_ initialValue: Value) {
+    storage = AtomicByteStorage()
+    store(initialValue, ordering: .relaxed)
+  }
+
+  /// See ``InlineAtomic/withAddress(_:)``.
+  @inlinable @inline(__always)
+  package func withAddress<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result {
+    withUnsafePointer(to: storage) { body(UnsafeMutableRawPointer(mutating: $0)) }
+  }
+}
+
+/// A global atomic: one of the words of static storage numbered in `cov_atomics.h`
+/// (`COV_GLOBAL_ATOMIC_...`), zero before the program starts.
+///
+/// Reading it costs what reading an ``InlineAtomic`` does. A global `InlineAtomic` would be
+/// initialised lazily, through `swift_once` (a call, about ten instructions) on every read;
+/// `Synchronization.Atomic` globals were initialised statically by the compiler, which knows
+/// them. Declare it as a computed global, so nothing is stored in Swift:
+///
+/// ```swift
+/// var defaultStackModeIsDedicated: GlobalAtomic<Bool> {
+///   GlobalAtomic(COV_GLOBAL_ATOMIC_DEFAULT_STACK_MODE)
+/// }
+/// ```
+@usableFromInline
+package struct GlobalAtomic<Value: InlineAtomicValue>: AtomicOperations, Sendable {
+  @usableFromInline let index: Int32
+
+  /// The global atomic `index`, a `COV_GLOBAL_ATOMIC_...` of `cov_atomics.h`; its initial value
+  /// is the one whose bits are all zero (`0`, `false`, `nil`).
+  @inlinable
+  package init(_ index: some BinaryInteger) { self.index = Int32(truncatingIfNeeded: index) }
+
+  @inlinable @inline(__always)
+  package func withAddress<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result {
+    body(cov_global_atomic(index))
+  }
+}
+
+/// The atomic operations, the same for every kind of storage: ``InlineAtomic``,
+/// ``InlineByteAtomic`` and ``GlobalAtomic`` each say where their value is (`withAddress`), and
+/// the operations run the C function of the value's width on that address (`cov_atomics.h`).
+/// Every operation is inlinable and specialized, so what remains is the one C atomic, inline.
+@usableFromInline
+package protocol AtomicOperations: ~Copyable {
+  associatedtype Value: InlineAtomicValue
+  /// Runs `body` with the address of the value's bits.
+  func withAddress<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result
+}
+
+extension AtomicOperations where Self: ~Copyable {
   @inlinable
   package func load(ordering: AtomicLoadOrder) -> Value {
     withAddress { address in
@@ -141,7 +214,7 @@ package struct InlineAtomic<Value: InlineAtomicValue>: ~Copyable, @unchecked Sen
   }
 }
 
-extension InlineAtomic where Value: FixedWidthInteger {
+extension AtomicOperations where Self: ~Copyable, Value: FixedWidthInteger {
   /// Adds `operand` with wrapping arithmetic; returns the values before and after.
   @inlinable @discardableResult
   package func wrappingAdd(
@@ -160,5 +233,16 @@ extension InlineAtomic where Value: FixedWidthInteger {
     let old = readModifyWrite(
       operand, ordering, cov_atomic_fetch_or_8, cov_atomic_fetch_or_32, cov_atomic_fetch_or_64)
     return (old, old | operand)
+  }
+
+  /// ANDs `operand` in; returns the values before and after.
+  @inlinable @discardableResult
+  package func bitwiseAnd(
+    _ operand: Value, ordering: AtomicUpdateOrder
+  ) -> (oldValue: Value, newValue: Value) {
+    let old = readModifyWrite(
+      operand, ordering, cov_atomic_fetch_and_8, cov_atomic_fetch_and_32,
+      cov_atomic_fetch_and_64)
+    return (old, old & operand)
   }
 }

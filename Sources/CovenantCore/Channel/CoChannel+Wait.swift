@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Where a waiting operation stands after `ChannelState.enqueueOrPerform`.
 @usableFromInline
 enum ChannelWaitStep<Outcome> {

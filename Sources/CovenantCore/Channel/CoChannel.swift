@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A channel between coroutines (SwiftCoroutine's `CoChannel`, Go's `chan`, Kotlin's
 /// `Channel`): senders put elements in, receivers take them out in the same order.
 ///
@@ -45,11 +43,11 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case conflated
   }
 
-  @usableFromInline let state: Mutex<ChannelState<Element>>
+  @usableFromInline let state: InlineMutex<ChannelState<Element>>
 
   /// One waiter kept for reuse (retained, or nil), so that a coroutine that waits on this
   /// channel again and again does not allocate and free a waiter each time.
-  @usableFromInline let spareWaiter = Atomic<UnsafeMutableRawPointer?>(nil)
+  @usableFromInline let spareWaiter = InlineAtomic<UnsafeMutableRawPointer?>(nil)
 
   /// `ChannelState.readiness` as of the end of the last locked operation: lets a `select`
   /// pass over a case that cannot complete without taking the channel's lock. Stored (plainly)
@@ -58,7 +56,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// moment earlier. (Operations that change the state without `locked` only ever make it
   /// less ready, which the hint may lag behind.)
   /// (Allocated separately, so that `locked` reaches it without capturing the channel.)
-  @usableFromInline let readiness: UnsafeMutablePointer<Atomic<UInt8>>
+  @usableFromInline let readiness: UnsafeMutablePointer<InlineByteAtomic<UInt8>>
 
   /// The channel's buffer type, normalised: never `.buffered` with a capacity of 0 or less
   /// (that is `.none`) or of `Int.max` (that is `.unlimited`).
@@ -79,8 +77,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case .conflated: initial = ChannelState(capacity: 1, isConflated: true)
     }
     readiness = .allocate(capacity: 1)
-    readiness.initialize(to: Atomic(initial.readiness))
-    state = Mutex(initial)
+    readiness.initialize(to: InlineByteAtomic(initial.readiness))
+    state = InlineMutex(initial)
   }
 
   deinit {

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A uniformly random order of `0..<count`, drawn lazily (Fisher–Yates, one index at a time),
 /// for up to `maxCount` indices, kept packed in one word (4 bits each): no allocation.
 @usableFromInline
@@ -41,7 +39,7 @@ struct SelectRandomOrder {
 /// not for anything that needs unpredictability.
 @usableFromInline
 enum SelectRandom {
-  private static let counter = Atomic<UInt64>(UInt64.random(in: .min ... .max))
+  private static let counter = InlineAtomic<UInt64>(UInt64.random(in: .min ... .max))
 
   @usableFromInline
   static func next() -> UInt64 {

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 extension DispatchQueue {
   /// The queue promise blocks run on when no `on:` queue is given. Initially `.main`.
@@ -13,4 +12,4 @@ extension DispatchQueue {
   }
 }
 
-private let defaultPromiseQueue = Mutex<DispatchQueue>(.main)
+private let defaultPromiseQueue = InlineMutex<DispatchQueue>(.main)

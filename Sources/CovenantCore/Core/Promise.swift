@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A placeholder for a value that will be available later, or an error: google/promises'
 /// `Promise` (FBLPromise) for Linux and macOS.
@@ -46,12 +45,12 @@ public final class Promise<Value>: @unchecked Sendable {
   /// Whether this promise still counts in `DispatchGroup.promises`. Kept apart from `cell`
   /// because `deinit` runs unspecialized, where reading the generic cell costs runtime
   /// metadata lookups on every deallocation.
-  @usableFromInline let isInDispatchGroup: Atomic<Bool>
+  @usableFromInline let isInDispatchGroup: InlineByteAtomic<Bool>
 
   /// Creates a pending promise; resolve it with `fulfill(_:)`, `reject(_:)` or `resolve(_:)`.
   @inlinable public init() {
     cell = ResolutionCell()
-    isInDispatchGroup = Atomic(true)
+    isInDispatchGroup = InlineByteAtomic(true)
     DispatchGroup.promises.enter()
     cell.assertLocated(in: self)
   }
@@ -66,7 +65,7 @@ public final class Promise<Value>: @unchecked Sendable {
   @_disfavoredOverload
   @inlinable
   public init(_ value: @autoclosure () throws -> Value) {
-    isInDispatchGroup = Atomic(false)
+    isInDispatchGroup = InlineByteAtomic(false)
     cell = ResolutionCell(resolved: Self.outcome(of: value))
     cell.assertLocated(in: self)
   }
@@ -90,14 +89,14 @@ public final class Promise<Value>: @unchecked Sendable {
   @_disfavoredOverload
   @inlinable
   public init(_ error: any Error) {
-    isInDispatchGroup = Atomic(false)
+    isInDispatchGroup = InlineByteAtomic(false)
     cell = ResolutionCell(rejectedWith: error)
     cell.assertLocated(in: self)
   }
 
   /// Creates a promise with the given outcome.
   @inlinable init(result: Result<Value, any Error>) {
-    isInDispatchGroup = Atomic(false)
+    isInDispatchGroup = InlineByteAtomic(false)
     cell = ResolutionCell(resolved: result)
     cell.assertLocated(in: self)
   }

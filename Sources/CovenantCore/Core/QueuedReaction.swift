@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A chained step of a promise — a `then`, `catch`, `recover`, … block — as one object: it is
 /// the registration in the source's observer chain *and* the work item dispatched to `queue`
@@ -15,7 +14,7 @@ import Synchronization
 class QueuedReaction: Reaction, @unchecked Sendable {
   @usableFromInline let queue: DispatchQueue
   /// The resolved source: the retained bits of the owner of its cell, set when notified.
-  @usableFromInline let sourceOwner = Atomic<UInt>(0)
+  @usableFromInline let sourceOwner = InlineAtomic<UInt>(0)
 
   @usableFromInline init(queue: DispatchQueue) {
     self.queue = queue

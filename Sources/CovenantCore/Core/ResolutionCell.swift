@@ -1,5 +1,4 @@
 import CCoroutineContext
-import Synchronization
 
 // The payload words, the scratch tuples that move values in and out of them and the cell's
 // place in its owner (after a two-word object header) are laid out for 8-byte words.
@@ -30,24 +29,24 @@ import Synchronization
 /// the value's type.
 @usableFromInline
 package struct ResolutionCell: ~Copyable {
-  @usableFromInline let status: Atomic<UInt8>
-  @usableFromInline let word0: Atomic<UInt>
-  @usableFromInline let word1: Atomic<UInt>
-  @usableFromInline let word2: Atomic<UInt>
+  @usableFromInline let status: InlineByteAtomic<UInt8>
+  @usableFromInline let word0: InlineAtomic<UInt>
+  @usableFromInline let word1: InlineAtomic<UInt>
+  @usableFromInline let word2: InlineAtomic<UInt>
   /// Whether the payload holds something to release (an error, a boxed value, a value that is
   /// not plain bits): decided where the type is known, so that the owner's `deinit` — which
   /// runs unspecialized — skips `destroyPayload` for plain values without any generic call.
-  @usableFromInline let payloadNeedsDestroy: Atomic<Bool>
+  @usableFromInline let payloadNeedsDestroy: InlineByteAtomic<Bool>
   /// The reactions registered while pending, in registration order.
-  @usableFromInline let chain: Mutex<ReactionChain>
+  @usableFromInline let chain: InlineMutex<ReactionChain>
 
   @inlinable package init() {
-    status = Atomic(CellStatus.pending)
-    word0 = Atomic(0)
-    word1 = Atomic(0)
-    word2 = Atomic(0)
-    payloadNeedsDestroy = Atomic(false)
-    chain = Mutex(ReactionChain())
+    status = InlineByteAtomic(CellStatus.pending)
+    word0 = InlineAtomic(0)
+    word1 = InlineAtomic(0)
+    word2 = InlineAtomic(0)
+    payloadNeedsDestroy = InlineByteAtomic(false)
+    chain = InlineMutex(ReactionChain())
   }
 
   @inlinable init<Value>(fulfilledWith value: Value) {
@@ -69,6 +68,9 @@ package struct ResolutionCell: ~Copyable {
     }
   }
 
+  /// Inlined into the owners' `deinit`s (one call less per promise or future: with the lock's
+  /// C functions, the optimizer no longer inlines it by itself).
+  @inline(__always)
   deinit {
     // A resolved cell's chain was taken by its resolution (and nothing is added after it).
     guard status.load(ordering: .relaxed) == CellStatus.pending else { return }
@@ -135,22 +137,36 @@ package struct ResolutionCell: ~Copyable {
   /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
   /// when it was already resolved (later resolutions are no-ops).
   @inlinable package func fulfill<Value>(_ value: Value) -> UInt? {
-    chain.withCriticalSection { chain -> UInt? in
-      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
-      storeValue(value)
-      status.store(CellStatus.fulfilled, ordering: .releasing)
-      return chain.take()
-    }
+    chain.withCriticalSection { chain -> UInt? in fulfillLocked(value, &chain) }
   }
 
   /// Rejects the cell if pending; see `fulfill`.
   @inlinable package func reject(_ error: any Error) -> UInt? {
-    chain.withCriticalSection { chain -> UInt? in
-      guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
-      storeError(error)
-      status.store(CellStatus.rejected, ordering: .releasing)
-      return chain.take()
-    }
+    chain.withCriticalSection { chain -> UInt? in rejectLocked(error, &chain) }
+  }
+
+  /// `fulfill` under the lock: if the cell is pending, stores `value`, then the fulfilled status
+  /// (with release ordering), and takes the chain.
+  ///
+  /// Out of line on purpose. `fulfill`'s closure reaches `withCriticalSection` through a thunk
+  /// the compiler makes (a specialization that keeps the generic closure's abstraction), and the
+  /// compiler marks every call in a thunk `noinline`: the status's atomics, C functions
+  /// (`cov_atomics.h`), would stay calls there. Here they are inlined.
+  @inlinable @inline(never)
+  func fulfillLocked<Value>(_ value: Value, _ chain: inout ReactionChain) -> UInt? {
+    guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+    storeValue(value)
+    status.store(CellStatus.fulfilled, ordering: .releasing)
+    return chain.take()
+  }
+
+  /// `reject` under the lock; see `fulfillLocked`.
+  @inlinable @inline(never)
+  func rejectLocked(_ error: any Error, _ chain: inout ReactionChain) -> UInt? {
+    guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
+    storeError(error)
+    status.store(CellStatus.rejected, ordering: .releasing)
+    return chain.take()
   }
 
   /// Resolves the cell with `result` if pending; see `fulfill`.

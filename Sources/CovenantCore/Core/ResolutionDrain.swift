@@ -1,6 +1,5 @@
 import CCoroutineContext
 import Dispatch
-import Synchronization
 
 /// The promise core's trampoline: resolving a promise or future uses the same stack space
 /// however many promises adopt or forward its outcome (Architecture.md, "Resolution at any

@@ -1,4 +1,4 @@
-import Synchronization
+import CCoroutineContext
 
 // google/promises turns every value a block returns into an Objective-C object; a value of a
 // type declared as an error becomes an `NSError` there, and an `NSError` rejects. Standard value
@@ -45,9 +45,9 @@ enum ReturnedErrorDecision {
 /// replaces the entry (the evicted type is decided again next time), and since every decision
 /// is a pure function of the type, racing writers store the same thing.
 ///
-/// The table's address lives in a global atomic that is statically initialised (to 0 until the
-/// first decision allocates the table), so the fast path has no lazy-global `swift_once` check:
-/// one load of the address, one of the entry, a compare.
+/// The table's address lives in a global atomic of static storage (0 until the first decision
+/// allocates the table), so the fast path has no lazy-global `swift_once` check: one load of the
+/// address, one of the entry, a compare.
 @usableFromInline
 enum ReturnedErrorDecisions {
   @usableFromInline static let slotCount = 256
@@ -58,7 +58,7 @@ enum ReturnedErrorDecisions {
   static func decision<R>(for value: R) -> UInt {
     let key = UInt(bitPattern: ObjectIdentifier(R.self))
     let table = returnedErrorDecisionTable.load(ordering: .acquiring)
-    if let slots = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: table) {
+    if let slots = UnsafeMutablePointer<InlineAtomic<UInt>>(bitPattern: table) {
       let entry = slots[slot(of: key)].load(ordering: .relaxed)
       if entry & ~ReturnedErrorDecision.mask == key { return entry & ReturnedErrorDecision.mask }
     }
@@ -79,11 +79,11 @@ enum ReturnedErrorDecisions {
   }
 
   /// The table, allocated by the first caller (a racing loser frees its own copy).
-  static func table() -> UnsafeMutablePointer<Atomic<UInt>> {
+  static func table() -> UnsafeMutablePointer<InlineAtomic<UInt>> {
     let current = returnedErrorDecisionTable.load(ordering: .acquiring)
-    if let slots = UnsafeMutablePointer<Atomic<UInt>>(bitPattern: current) { return slots }
-    let fresh = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: slotCount)
-    for index in 0..<slotCount { (fresh + index).initialize(to: Atomic(0)) }
+    if let slots = UnsafeMutablePointer<InlineAtomic<UInt>>(bitPattern: current) { return slots }
+    let fresh = UnsafeMutablePointer<InlineAtomic<UInt>>.allocate(capacity: slotCount)
+    for index in 0..<slotCount { (fresh + index).initialize(to: InlineAtomic(0)) }
     let (installed, winner) = returnedErrorDecisionTable.compareExchange(
       expected: 0, desired: UInt(bitPattern: fresh), ordering: .acquiringAndReleasing)
     if installed { return fresh }
@@ -112,8 +112,11 @@ enum ReturnedErrorDecisions {
   }
 }
 
-/// The address of `ReturnedErrorDecisions`' table, 0 until it is allocated; never freed.
-@usableFromInline let returnedErrorDecisionTable = Atomic<UInt>(0)
+/// The address of `ReturnedErrorDecisions`' table, 0 until it is allocated; never freed. A word
+/// of static storage (`GlobalAtomic`), initialised before the program starts.
+@inlinable var returnedErrorDecisionTable: GlobalAtomic<UInt> {
+  GlobalAtomic(COV_GLOBAL_ATOMIC_RETURNED_ERROR_TABLE)
+}
 
 /// `value` as an error, for a type decided to be one (a failed cast cannot happen; it would
 /// mean the value is not an error after all).

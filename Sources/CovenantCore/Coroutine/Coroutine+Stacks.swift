@@ -1,5 +1,4 @@
 import CCoroutineContext
-import Synchronization
 
 extension Coroutine {
   /// The stack mode of coroutines whose start and scheduler do not choose one (initially
@@ -34,5 +33,8 @@ extension Coroutine {
   }
 }
 
-/// `Coroutine.defaultStackMode`'s storage.
-private let defaultStackModeIsDedicated = Atomic<Bool>(false)
+/// `Coroutine.defaultStackMode`'s storage, read by every coroutine start that chooses no stack:
+/// a word of static storage (`GlobalAtomic`), so the read costs no lazy initialisation check.
+private var defaultStackModeIsDedicated: GlobalAtomic<Bool> {
+  GlobalAtomic(COV_GLOBAL_ATOMIC_DEFAULT_STACK_MODE)
+}

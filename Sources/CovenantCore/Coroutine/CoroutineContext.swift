@@ -1,6 +1,5 @@
 import CCoroutineContext
 import Dispatch
-import Synchronization
 
 #if canImport(Darwin)
   import Darwin
@@ -27,7 +26,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   // The small fields first: they fill the base class's tail padding.
-  private let canceled = Atomic<Bool>(false)
+  private let canceled = InlineByteAtomic<Bool>(false)
   var exit = Exit.suspend
   /// What the coroutine waits for when it next switches out (a `CoroutineWaitKind`, with its
   /// timed flag): set by the coroutine before it suspends, hops or yields, read by its runner
@@ -47,7 +46,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Atomic, as the queue below, because a coroutine snapshot reads both from its own thread
   /// (relaxed loads and stores are plain moves); a hop keeps the old scheduler alive until no
   /// snapshot can be reading it (`cov_registry_quiesce`).
-  private let schedulerIdentityWord: Atomic<UInt>
+  private let schedulerIdentityWord: InlineAtomic<UInt>
   var currentSchedulerIdentity: ObjectIdentifier? {
     let bits = schedulerIdentityWord.load(ordering: .relaxed)
     // An `ObjectIdentifier` is the object's address, one word (the snapshot tests check the
@@ -60,7 +59,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
   /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
   /// size is what a million of them cost.
-  private let queueWord: Atomic<UInt>
+  private let queueWord: InlineAtomic<UInt>
   private var queueBits: UInt { queueWord.load(ordering: .relaxed) }
 
   private var dispatchQueue: DispatchQueue? {
@@ -88,7 +87,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// One word for both: before the first slice, what the start asked for (`stackRequest`,
   /// tagged with the low bit), then the fiber (records are aligned, so the bit is clear).
   /// Atomic: a snapshot reads it from its own thread (released once the fiber is made).
-  private let fiberOrRequestWord: Atomic<UInt>
+  private let fiberOrRequestWord: InlineAtomic<UInt>
   private var fiberOrRequest: UInt { fiberOrRequestWord.load(ordering: .relaxed) }
 
   /// The coroutine's fiber, once its first slice has made it.
@@ -124,14 +123,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// the generation of that await, plus two flags: `staleRegistration` while a cell that the
   /// coroutine gave up waiting for may still read its chain link, `notifiedRegistration` once
   /// that cell's notifier is done with it.
-  private let registration = Atomic<UInt64>(0)
+  private let registration = InlineAtomic<UInt64>(0)
   private static let staleRegistration: UInt64 = 1 << 63
   private static let notifiedRegistration: UInt64 = 1 << 62
   private static let registrationFlags = staleRegistration | notifiedRegistration
   /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
   /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
   /// lock-free stack: each side's single atomic step decides who runs the callbacks).
-  private let completion = Atomic<UInt>(0)
+  private let completion = InlineAtomic<UInt>(0)
   private static let finishedMark: UInt = 1
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
@@ -149,10 +148,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
     let (identity, queue) = classifyScheduler(scheduler)
-    schedulerIdentityWord = Atomic(Self.bits(identity))
-    queueWord = Atomic(Self.retainedBits(queue))
+    schedulerIdentityWord = InlineAtomic(Self.bits(identity))
+    queueWord = InlineAtomic(Self.retainedBits(queue))
     otherScheduler = queue == nil ? scheduler : nil
-    fiberOrRequestWord = Atomic(Self.tagged(stack))
+    fiberOrRequestWord = InlineAtomic(Self.tagged(stack))
     self.startFailureReceiver = startFailureReceiver
     self.body = body
     super.init()
@@ -167,9 +166,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ) {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
-    queueWord = Atomic(Self.retainedBits(queue))
-    schedulerIdentityWord = Atomic(UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()))
-    fiberOrRequestWord = Atomic(Self.tagged(stack))
+    queueWord = InlineAtomic(Self.retainedBits(queue))
+    schedulerIdentityWord = InlineAtomic(UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()))
+    fiberOrRequestWord = InlineAtomic(Self.tagged(stack))
     startFailureReceiver = nil
     self.body = body
     super.init()

@@ -1,5 +1,4 @@
 import CCoroutineContext
-import Synchronization
 
 extension CoroutineScheduler {
   /// Starts a coroutine that runs `task` on this scheduler with the stack mode `stackMode`
@@ -90,7 +89,7 @@ enum SchedulerStackSettings {
     var settings: Settings
   }
 
-  private static let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+  private static let entries = InlineMutex<[ObjectIdentifier: Entry]>([:])
 
   static func settings(for scheduler: AnyObject) -> Settings? {
     settings(for: ObjectIdentifier(scheduler))

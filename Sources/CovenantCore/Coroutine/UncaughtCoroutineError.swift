@@ -1,5 +1,3 @@
-import Synchronization
-
 /// An error thrown out of the body of a coroutine started with `startCoroutine` (or
 /// `Coroutine.start`), which nothing else receives: what the uncaught-error handlers are given.
 ///
@@ -64,7 +62,7 @@ extension Coroutine {
 
 /// The process-wide uncaught-error handler and the delivery of uncaught errors.
 enum UncaughtErrors {
-  static let handler = Mutex<@Sendable (UncaughtCoroutineError) -> Void>(defaultHandler)
+  static let handler = InlineMutex<@Sendable (UncaughtCoroutineError) -> Void>(defaultHandler)
 
   static let defaultHandler: @Sendable (UncaughtCoroutineError) -> Void = { failure in
     #if DEBUG

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// One coroutine's "am I waiting, and who woke me" word: the per-await state machine that makes
 /// resumption exactly-once, whatever thread resumes and whenever.
 ///
@@ -29,7 +27,7 @@ struct WaitState: ~Copyable {
   private static let flagBits: UInt64 = 8
 
   /// Starts as generation 0, claimed: nothing can wake a coroutine that is not waiting.
-  private let word = Atomic<UInt64>(WaitState.claimed | WaitState.woken)
+  private let word = InlineAtomic<UInt64>(WaitState.claimed | WaitState.woken)
 
   /// Opens the next generation (called by the coroutine itself, only when not claimable).
   func begin(_ generation: UInt64) {

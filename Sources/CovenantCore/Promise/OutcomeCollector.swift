@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// Gathers one element per source promise for `all` and `any`, whichever thread reports it,
 /// and hands the complete list, in source order, to whoever reports last.
@@ -12,10 +11,10 @@ final class OutcomeCollector<Element>: @unchecked Sendable {
     var missing: Int
   }
 
-  private let slots: Mutex<Slots>
+  private let slots: InlineMutex<Slots>
 
   init(count: Int) {
-    slots = Mutex(Slots(elements: Array(repeating: nil, count: count), missing: count))
+    slots = InlineMutex(Slots(elements: Array(repeating: nil, count: count), missing: count))
   }
 
   /// Stores `element` for source `index` (each index is reported once); returns every element

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The one kind of object the promise core handles: told about a resolution it observes
 /// (`observedResolution`), and/or run as a task of a scheduler (`run`).
 ///
@@ -18,7 +16,7 @@ class Reaction: @unchecked Sendable {
   /// The next reaction of the chain this one is in: the bits of a retained `Unmanaged`
   /// reference, 0 at the end. Written under the owning cell's lock; read by the notifier after
   /// it took the chain out of the cell.
-  @usableFromInline final let nextInChain = Atomic<UInt>(0)
+  @usableFromInline final let nextInChain = InlineAtomic<UInt>(0)
 
   /// Whether telling this reaction (`observedResolution`) may run code that resolves further
   /// promises or futures before it returns: a closure observer, a coroutine resumed on the

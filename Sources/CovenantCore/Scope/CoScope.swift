@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A set of cancellable work that is cancelled together: when the scope is cancelled, or
 /// deallocated, everything in it is cancelled.
 ///
@@ -42,7 +40,7 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
     var parent: WeakScope?
   }
 
-  let state = Mutex(State())
+  let state = InlineMutex(State())
 
   /// Creates an empty scope.
   public init() {}

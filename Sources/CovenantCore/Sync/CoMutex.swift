@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Mutual exclusion for coroutines: waiting for the lock suspends the coroutine, never the
 /// thread, so a critical section may itself `await`.
 ///
@@ -35,7 +33,7 @@ import Synchronization
 ///
 /// Locking and unlocking a free mutex allocates nothing and costs one lock round trip each.
 public final class CoMutex: Sendable {
-  private let state = Mutex(PermitState(available: 1))
+  private let state = InlineMutex(PermitState(available: 1))
 
   /// Creates an unlocked mutex.
   public init() {}

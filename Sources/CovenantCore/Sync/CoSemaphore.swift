@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// A counting semaphore for coroutines: waiting for a permit suspends the coroutine, never the
 /// thread. Use it to bound how many coroutines do something at once (connections, requests in
@@ -27,14 +26,14 @@ import Synchronization
 ///
 /// Unlike `CoMutex`, permits have no owner: any code may signal.
 public final class CoSemaphore: Sendable {
-  private let state: Mutex<PermitState>
+  private let state: InlineMutex<PermitState>
 
   /// Creates a semaphore with `value` free permits.
   /// - Precondition: `value >= 0`.
   public init(value: Int) {
     // fatalError, not precondition: an optimized build drops a precondition's message.
     if value < 0 { fatalError("CoSemaphore(value:) needs a value of 0 or more, not \(value)") }
-    state = Mutex(PermitState(available: value))
+    state = InlineMutex(PermitState(available: value))
   }
 
   /// Takes a permit, suspending the calling coroutine until one is free.

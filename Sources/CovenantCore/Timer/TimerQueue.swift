@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 /// The process's timers for dispatch queues, for the coroutines that run on them and for every
 /// scheduler without timers of its own: one heap of deadlines (`DeadlineHeap`) behind one
@@ -24,7 +23,7 @@ enum TimerQueue {
   }
 
   /// Statics rather than a shared instance: reaching them costs no reference counting.
-  private static let state = Mutex(State())
+  private static let state = InlineMutex(State())
   /// `nonisolated(unsafe)`: a dispatch source is thread-safe (libdispatch objects are), though
   /// its Swift overlay type is not marked `Sendable`; it is only re-armed under the lock.
   nonisolated(unsafe) private static let source: any DispatchSourceTimer = {

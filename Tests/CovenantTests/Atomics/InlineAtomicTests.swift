@@ -46,6 +46,51 @@ final class InlineAtomicTests: XCTestCase {
     XCTAssertEqual(ored.oldValue, 0b0101, name)
     XCTAssertEqual(ored.newValue, 0b0111, name)
     XCTAssertEqual(atomic.load(ordering: .relaxed), 0b0111, name)
+
+    atomic.store(T.max, ordering: .relaxed)
+    let anded = atomic.bitwiseAnd(0b0110, ordering: .releasing)
+    XCTAssertEqual(anded.oldValue, T.max, name)
+    XCTAssertEqual(anded.newValue, 0b0110, name)
+    XCTAssertEqual(atomic.load(ordering: .relaxed), 0b0110, name)
+  }
+
+  /// `InlineByteAtomic` takes one byte, so a flag fills an object's padding as `Atomic<Bool>`
+  /// did, and runs the same operations on it.
+  func testByteAtomicTakesOneByte() {
+    XCTAssertEqual(MemoryLayout<InlineByteAtomic<Bool>>.size, 1)
+    XCTAssertEqual(MemoryLayout<InlineByteAtomic<Bool>>.alignment, 1)
+    XCTAssertEqual(MemoryLayout<InlineByteAtomic<UInt8>>.size, 1)
+    XCTAssertEqual(MemoryLayout<InlineAtomic<UInt8>>.size, 8, "word-sized storage, for contrast")
+
+    let holder = ByteHolder()
+    let storedProperties = UInt(bitPattern: _getUnsafePointerToStoredProperties(holder))
+    XCTAssertEqual(holder.word.withAddress { UInt(bitPattern: $0) }, storedProperties)
+    XCTAssertEqual(holder.flag.withAddress { UInt(bitPattern: $0) }, storedProperties + 8)
+    XCTAssertEqual(holder.byte.withAddress { UInt(bitPattern: $0) }, storedProperties + 9)
+
+    XCTAssertFalse(holder.flag.exchange(true, ordering: .acquiringAndReleasing))
+    XCTAssertEqual(holder.byte.wrappingAdd(255, ordering: .relaxed).newValue, 254)  // wraps
+    XCTAssertEqual(holder.byte.bitwiseAnd(0x0F, ordering: .relaxed).newValue, 0x0E)
+    XCTAssertEqual(holder.word.load(ordering: .relaxed), 7, "neighbours untouched")
+    XCTAssertTrue(holder.flag.load(ordering: .relaxed))
+  }
+
+  /// `GlobalAtomic`s are words of static storage in the C module, one per index, 8-aligned.
+  func testGlobalAtomicsAreDistinctStaticWords() {
+    let table = GlobalAtomic<UInt>(COV_GLOBAL_ATOMIC_RETURNED_ERROR_TABLE)
+    let mode = GlobalAtomic<Bool>(COV_GLOBAL_ATOMIC_DEFAULT_STACK_MODE)
+    let first = table.withAddress { UInt(bitPattern: $0) }
+    let second = mode.withAddress { UInt(bitPattern: $0) }
+    XCTAssertEqual(first % 8, 0)
+    XCTAssertEqual(second, first + 8)
+    XCTAssertEqual(table.withAddress { UInt(bitPattern: $0) }, first, "the same on every call")
+
+    // `Coroutine.defaultStackMode` lives in the second word.
+    XCTAssertFalse(mode.load(ordering: .relaxed))
+    Coroutine.defaultStackMode = .dedicated
+    XCTAssertTrue(mode.load(ordering: .relaxed))
+    Coroutine.defaultStackMode = .shared
+    XCTAssertFalse(mode.load(ordering: .relaxed))
   }
 
   func testBool() {
@@ -164,6 +209,12 @@ private final class AtomicHolder: Sendable {
       pointer.withAddress { UInt(bitPattern: $0) },
     ]
   }
+}
+
+private final class ByteHolder: Sendable {
+  let word = InlineAtomic<UInt>(7)
+  let flag = InlineByteAtomic<Bool>(false)
+  let byte = InlineByteAtomic<UInt8>(255)
 }
 
 private final class Mailbox: @unchecked Sendable {

@@ -2,7 +2,6 @@ import Covenant
 import CovenantModel
 import Dispatch
 import Foundation
-import Synchronization
 import XCTest
 
 /// Stress with exact accounting (issue 11, item 2): counts are asserted, not printed.

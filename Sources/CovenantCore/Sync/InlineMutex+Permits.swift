@@ -1,7 +1,6 @@
 import Dispatch
-import Synchronization
 
-extension Mutex where Value == PermitState {
+extension InlineMutex where Value == PermitState {
   /// Takes a permit, suspending the current coroutine in the FIFO queue while none is free.
   ///
   /// Returns at once, inside or outside a coroutine (even a cancelled one), when a permit is
