@@ -1,10 +1,11 @@
 // The registry of live coroutines and generators (cov_registry.h).
 //
-// Slots are handed out from a per-thread cache (no lock, no shared cache line on the common
-// path), which is refilled from, and spills into, a global free list in batches under one lock;
-// new slots are carved from the end of the table, a chunk of 4,096 entries at a time. Chunks
-// are never freed, so an entry's address is stable for the life of the process. Identifiers come
-// from one counter (fetch-add), so they follow registration order across threads.
+// Free slots are lists linked through their entries, in magazines (cov_registry.h): a thread
+// pops and pushes slots on its own magazines with no lock and no shared cache line, and trades
+// whole magazines with a global store under one lock; new slots are carved from the end of the
+// table, a chunk of 4,096 entries at a time. Chunks are never freed, so an entry's address is
+// stable for the life of the process. Serial numbers come from one counter (fetch-add), so they
+// follow registration order across threads.
 
 #include "cov_registry.h"
 #include "CCoroutineContext.h"
@@ -18,13 +19,7 @@
 
 _Atomic(cov_registry_entry_t *) cov_registry_chunks[COV_REGISTRY_MAX_CHUNKS];
 
-enum {
-  CHUNK_ENTRIES = 1u << COV_REGISTRY_CHUNK_SHIFT,
-  CACHE_CAPACITY = COV_REGISTRY_CACHE_CAPACITY,
-  // A thread that starts coroutines others finish (or the reverse) goes to the global list once
-  // per batch: large batches keep that rare.
-  BATCH = CACHE_CAPACITY / 2,
-};
+enum { CHUNK_ENTRIES = 1u << COV_REGISTRY_CHUNK_SHIFT, BATCH = COV_REGISTRY_BATCH };
 
 // Raised while a snapshot visits the chunk.
 _Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
@@ -32,74 +27,87 @@ _Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
 _Atomic(uint64_t) cov_registry_serial = 1;
 static _Atomic(uint64_t) overflow_count;
 
-// The global free list and the end of the carved table, under `table_lock`. `scan_lock` is held
-// by a snapshot for each chunk it visits; leavers of that chunk wait on it.
+// The global store of magazines and the end of the carved table, under `table_lock`.
+// `scan_lock` is held by a snapshot for each chunk it visits; leavers of that chunk wait on it.
+// (Neither lock needs initialisation: a zeroed cov_lock_t is an unlocked one on every
+// platform, os_unfair_lock's initializer being zero.)
 static cov_lock_t table_lock;
 static cov_lock_t scan_lock;
-static uint32_t *free_slots;
-static size_t free_count, free_capacity;
+static cov_registry_slot_list_t *magazines;
+static size_t magazine_count, magazine_capacity;
 static uint32_t carved;  // slots [0, carved) exist
 
-COV_TLS cov_registry_slot_cache_t cov_registry_slot_cache;
+COV_TLS cov_registry_slot_cache_t cov_registry_slot_cache = {
+    {COV_REGISTRY_NO_SLOT, 0}, {COV_REGISTRY_NO_SLOT, 0}, 0};
 #define slot_cache cov_registry_slot_cache
 static pthread_key_t slot_cache_key;
 static pthread_once_t slot_cache_once = PTHREAD_ONCE_INIT;
 
+static const cov_registry_slot_list_t empty_list = {COV_REGISTRY_NO_SLOT, 0};
+
 static void lock(cov_lock_t *lock) { cov_lock_lock(lock); }
 static void unlock(cov_lock_t *lock) { cov_lock_unlock(lock); }
 
-// Moves up to `count` slots from the global list (carving new ones if it is empty) into the
-// calling thread's cache; returns how many it moved.
-static uint32_t refill(uint32_t count) {
-  uint32_t moved = 0;
+// Puts a (non-empty) magazine in the global store; false if the store cannot grow (the caller
+// keeps it).
+static bool store_magazine(cov_registry_slot_list_t list) {
   lock(&table_lock);
-  while (moved < count && free_count > 0) slot_cache.slots[slot_cache.count + moved++] = free_slots[--free_count];
-  while (moved < count) {
-    uint32_t slot = carved;
-    size_t chunk = slot >> COV_REGISTRY_CHUNK_SHIFT;
-    if (chunk >= COV_REGISTRY_MAX_CHUNKS) break;
-    if (!atomic_load_explicit(&cov_registry_chunks[chunk], memory_order_relaxed)) {
-      cov_registry_entry_t *entries = calloc(CHUNK_ENTRIES, sizeof(cov_registry_entry_t));
-      if (!entries) break;
-      atomic_store_explicit(&cov_registry_chunks[chunk], entries, memory_order_release);
-    }
-    carved++;
-    slot_cache.slots[slot_cache.count + moved++] = slot;
-  }
-  unlock(&table_lock);
-  slot_cache.count += moved;
-  return moved;
-}
-
-// Gives `count` slots of the calling thread's cache back to the global list.
-static void spill(uint32_t count) {
-  lock(&table_lock);
-  if (free_count + count > free_capacity) {
-    size_t capacity = free_capacity ? free_capacity * 2 : 1024;
-    while (capacity < free_count + count) capacity *= 2;
-    uint32_t *grown = realloc(free_slots, capacity * sizeof *grown);
+  if (magazine_count == magazine_capacity) {
+    size_t capacity = magazine_capacity ? magazine_capacity * 2 : 64;
+    cov_registry_slot_list_t *grown = realloc(magazines, capacity * sizeof *grown);
     if (!grown) {
       unlock(&table_lock);
-      return;  // the slots stay cached: nothing is lost, the cache is only fuller
+      return false;
     }
-    free_slots = grown;
-    free_capacity = capacity;
+    magazines = grown;
+    magazine_capacity = capacity;
   }
-  for (uint32_t i = 0; i < count; i++) free_slots[free_count++] = slot_cache.slots[--slot_cache.count];
+  magazines[magazine_count++] = list;
   unlock(&table_lock);
+  return true;
 }
 
-// At thread exit: the cached slots go back to the global list.
+// A magazine from the global store, or BATCH new slots carved from the end of the table (linked
+// in order); an empty list if the table is full.
+static cov_registry_slot_list_t take_magazine(void) {
+  lock(&table_lock);
+  cov_registry_slot_list_t list = empty_list;
+  if (magazine_count > 0) {
+    list = magazines[--magazine_count];
+  } else {
+    size_t chunk = carved >> COV_REGISTRY_CHUNK_SHIFT;
+    cov_registry_entry_t *entries =
+        chunk < COV_REGISTRY_MAX_CHUNKS
+            ? atomic_load_explicit(&cov_registry_chunks[chunk], memory_order_relaxed) : NULL;
+    if (chunk < COV_REGISTRY_MAX_CHUNKS && !entries) {
+      entries = calloc(CHUNK_ENTRIES, sizeof(cov_registry_entry_t));
+      if (entries) atomic_store_explicit(&cov_registry_chunks[chunk], entries, memory_order_release);
+    }
+    if (entries) {
+      // BATCH divides CHUNK_ENTRIES: a magazine never straddles two chunks.
+      uint32_t first = carved;
+      for (uint32_t i = 0; i < BATCH; i++) {
+        uint32_t next = i + 1 < BATCH ? first + i + 1 : COV_REGISTRY_NO_SLOT;
+        atomic_store_explicit(&entries[(first + i) & (CHUNK_ENTRIES - 1)].id, next,
+                              memory_order_relaxed);
+      }
+      carved += BATCH;
+      list = (cov_registry_slot_list_t){first, BATCH};
+    }
+  }
+  unlock(&table_lock);
+  return list;
+}
+_Static_assert(CHUNK_ENTRIES % BATCH == 0, "magazines must not straddle chunks");
+
+// At thread exit: the thread's magazines go back to the global store.
 static void flush_slot_cache(void *unused) {
   (void)unused;
-  if (slot_cache.count) spill(slot_cache.count);
+  if (slot_cache.current.count && store_magazine(slot_cache.current)) slot_cache.current = empty_list;
+  if (slot_cache.spare.count && store_magazine(slot_cache.spare)) slot_cache.spare = empty_list;
 }
 
-// (The two locks need no initialisation: a zeroed cov_lock_t is an unlocked one on every
-// platform, as os_unfair_lock's initializer is zero.)
-static void make_slot_cache_key(void) {
-  pthread_key_create(&slot_cache_key, flush_slot_cache);
-}
+static void make_slot_cache_key(void) { pthread_key_create(&slot_cache_key, flush_slot_cache); }
 
 // The calling thread's cache gets a destructor that gives its slots back at thread exit.
 static void register_cache(void) {
@@ -109,14 +117,19 @@ static void register_cache(void) {
   slot_cache.registered = 1;
 }
 
-uint32_t cov_registry_enter_slow(uintptr_t object, uint64_t *id) {
+uint32_t cov_registry_enter_slow(uintptr_t object) {
   if (!slot_cache.registered) register_cache();
-  if (refill(BATCH) == 0) {
+  if (slot_cache.spare.count > 0) {
+    slot_cache.current = slot_cache.spare;
+    slot_cache.spare = empty_list;
+  } else {
+    slot_cache.current = take_magazine();
+  }
+  if (slot_cache.current.count == 0) {
     atomic_fetch_add_explicit(&overflow_count, 1, memory_order_relaxed);
-    *id = 0;
     return COV_REGISTRY_NO_SLOT;
   }
-  return cov_registry_enter(object, id);
+  return cov_registry_enter(object);
 }
 
 void cov_registry_wait_for_scan(void) {
@@ -126,10 +139,22 @@ void cov_registry_wait_for_scan(void) {
 
 void cov_registry_leave_slow(uint32_t slot) {
   // A thread that only ever leaves (coroutines started elsewhere finish here) still gives its
-  // cache back when it exits.
+  // slots back when it exits.
   if (!slot_cache.registered) register_cache();
-  if (slot_cache.count == CACHE_CAPACITY) spill(BATCH);
-  slot_cache.slots[slot_cache.count++] = slot;
+  if (slot_cache.current.count == BATCH) {
+    if (slot_cache.spare.count == 0) {
+      slot_cache.spare = slot_cache.current;
+      slot_cache.current = empty_list;
+    } else if (store_magazine(slot_cache.spare)) {
+      slot_cache.spare = slot_cache.current;
+      slot_cache.current = empty_list;
+    }
+    // (If the store could not grow, the current magazine simply grows past BATCH.)
+  }
+  atomic_store_explicit(&cov_registry_entry(slot)->id, slot_cache.current.head,
+                        memory_order_relaxed);
+  slot_cache.current.head = slot;
+  slot_cache.current.count++;
 }
 
 void cov_registry_quiesce(uint32_t slot) {
@@ -202,4 +227,11 @@ double cov_registry_ticks_per_second(void) {
   rate = nanos1 > nanos0 ? (double)(ticks1 - ticks0) * 1e9 / (double)(nanos1 - nanos0) : 1e9;
   atomic_store_explicit(&measured, rate, memory_order_relaxed);
   return rate;
+}
+
+uint32_t cov_registry_slots_made(void) {
+  lock(&table_lock);
+  uint32_t made = carved;
+  unlock(&table_lock);
+  return made;
 }

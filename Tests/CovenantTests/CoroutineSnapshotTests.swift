@@ -526,3 +526,14 @@ final class CoroutineObjectSizeTests: XCTestCase {
     return try future.await()
   }
 }
+
+final class RegistrySlotReuseProbe: XCTestCase {
+  func testProbe() {
+    let queue = DispatchQueue(label: "probe")
+    for round in 0..<5 {
+      for _ in 0..<20_000 { queue.startCoroutine {} }
+      queue.sync {}
+      print("PROBE round \(round) slots made \(cov_registry_slots_made())")
+    }
+  }
+}

@@ -51,9 +51,10 @@ enum {
 
 /// `activity` states (bits 0-1).
 enum {
-  /// Registered, not run yet.
+  /// Registered, and not switched out yet: not started, or running its first slice (the
+  /// owner's fiber tells which).
   COV_ACTIVITY_CREATED = 0,
-  /// Running (or being switched in).
+  /// Running again after a switch-out (or being switched in).
   COV_ACTIVITY_RUNNING = 1,
   /// Switched out while waiting for something (`kind`); frames stable until resumed.
   COV_ACTIVITY_SUSPENDED = 2,
@@ -77,40 +78,47 @@ static inline cov_registry_entry_t *cov_registry_entry(uint32_t slot) {
   return chunk + (slot & ((1u << COV_REGISTRY_CHUNK_SHIFT) - 1));
 }
 
-// The calling thread's cache of free slots (registry.c refills and spills it in batches).
-enum { COV_REGISTRY_CACHE_CAPACITY = 512 };
-typedef struct cov_registry_slot_cache {
+// Free slots are kept in lists linked through their entries' `id` words (a free entry has no
+// id), in *magazines* of up to COV_REGISTRY_BATCH slots: each thread pops and pushes slots on its
+// current magazine, keeps one spare, and trades whole magazines with a global store under a
+// lock, one list head each way (Bonwick's magazines: no per-slot copying, however the threads
+// that start coroutines and those that finish them are paired).
+enum { COV_REGISTRY_BATCH = 64 };
+typedef struct cov_registry_slot_list {
+  uint32_t head;   // COV_REGISTRY_NO_SLOT when empty
   uint32_t count;
-  uint32_t registered;  // its thread-exit destructor is set up
-  uint32_t slots[COV_REGISTRY_CACHE_CAPACITY];
+} cov_registry_slot_list_t;
+typedef struct cov_registry_slot_cache {
+  cov_registry_slot_list_t current;
+  cov_registry_slot_list_t spare;   // full or empty
+  uint32_t registered;              // its thread-exit destructor is set up
 } cov_registry_slot_cache_t;
 extern _Thread_local __attribute__((tls_model("initial-exec")))
 cov_registry_slot_cache_t cov_registry_slot_cache;
 extern _Atomic(uint64_t) cov_registry_serial;
 extern _Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
 
-/// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
-/// is full; `*id` receives its serial number (0 then). The out-of-line path of
-/// cov_registry_enter (a refill of the thread's cache).
-uint32_t cov_registry_enter_slow(uintptr_t object, uint64_t *id);
+/// The out-of-line path of cov_registry_enter (a magazine for the thread's cache).
+uint32_t cov_registry_enter_slow(uintptr_t object);
 /// The out-of-line parts of cov_registry_leave.
 void cov_registry_wait_for_scan(void);
 void cov_registry_leave_slow(uint32_t slot);
 
 /// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
-/// is full; `*id` receives its serial number (0 then). Inline and lock-free on the common path:
+/// is full (its serial number: cov_registry_entry_id). Inline and lock-free on the common path:
 /// a slot from the thread's cache, a serial number, four stores.
-static inline uint32_t cov_registry_enter(uintptr_t object, uint64_t *id) {
+static inline uint32_t cov_registry_enter(uintptr_t object) {
   cov_registry_slot_cache_t *cache = &cov_registry_slot_cache;
-  if (__builtin_expect(cache->count == 0, 0)) return cov_registry_enter_slow(object, id);
-  uint32_t slot = cache->slots[--cache->count];
+  if (__builtin_expect(cache->current.count == 0, 0)) return cov_registry_enter_slow(object);
+  uint32_t slot = cache->current.head;
   cov_registry_entry_t *entry = cov_registry_entry(slot);
+  cache->current.head = (uint32_t)atomic_load_explicit(&entry->id, memory_order_relaxed);
+  cache->current.count--;
   uint64_t serial = atomic_fetch_add_explicit(&cov_registry_serial, 1, memory_order_relaxed);
   atomic_store_explicit(&entry->id, serial, memory_order_relaxed);
   atomic_store_explicit(&entry->activity, 0, memory_order_relaxed);
   atomic_store_explicit(&entry->detail, 0, memory_order_relaxed);
   atomic_store_explicit(&entry->object, object, memory_order_release);
-  *id = serial;
   return slot;
 }
 
@@ -131,10 +139,14 @@ static inline uint64_t cov_registry_leave(uint32_t slot) {
                            memory_order_seq_cst) != 0, 0))
     cov_registry_wait_for_scan();
   cov_registry_slot_cache_t *cache = &cov_registry_slot_cache;
-  if (__builtin_expect(cache->count == COV_REGISTRY_CACHE_CAPACITY || !cache->registered, 0))
+  if (__builtin_expect(cache->current.count == COV_REGISTRY_BATCH || !cache->registered, 0)) {
     cov_registry_leave_slow(slot);
-  else
-    cache->slots[cache->count++] = slot;
+  } else {
+    // The entry is free and no snapshot visits it: its id word links the free list.
+    atomic_store_explicit(&entry->id, cache->current.head, memory_order_relaxed);
+    cache->current.head = slot;
+    cache->current.count++;
+  }
   return named;
 }
 
@@ -165,6 +177,10 @@ void cov_registry_quiesce(uint32_t slot);
 
 /// The serial number the next registration will get (registrations before it have smaller ones).
 uint64_t cov_registry_next_id(void);
+
+/// How many slots the table has made so far (the most coroutines and generators that were
+/// registered at once, plus the slots in threads' caches).
+uint32_t cov_registry_slots_made(void);
 
 /// How many registrations failed because the table was full.
 uint64_t cov_registry_overflow_count(void);

@@ -40,7 +40,7 @@ package struct InlineAtomic<Value: InlineAtomicValue>: AtomicOperations, ~Copyab
   /// The value's bits, in its first 1, 4 or 8 bytes.
   @usableFromInline let storage: AtomicStorage
 
-  @inlinable
+  @inlinable @inline(__always)
   package init(_ initialValue: Value) {
     storage = AtomicStorage()
     store(initialValue, ordering: .relaxed)
@@ -64,7 +64,7 @@ package struct InlineByteAtomic<Value: InlineAtomicByteValue>: AtomicOperations,
 {
   @usableFromInline let storage: AtomicByteStorage
 
-  @inlinable
+  @inlinable @inline(__always)
   package init(_ initialValue: Value) {
     storage = AtomicByteStorage()
     store(initialValue, ordering: .relaxed)
@@ -117,7 +117,7 @@ package protocol AtomicOperations: ~Copyable {
 }
 
 extension AtomicOperations where Self: ~Copyable {
-  @inlinable
+  @inlinable @inline(__always)
   package func load(ordering: AtomicLoadOrder) -> Value {
     withAddress { address in
       switch MemoryLayout<Value>.size {
@@ -128,7 +128,7 @@ extension AtomicOperations where Self: ~Copyable {
     }
   }
 
-  @inlinable
+  @inlinable @inline(__always)
   package func store(_ value: Value, ordering: AtomicStoreOrder) {
     withAddress { address in
       switch MemoryLayout<Value>.size {

@@ -178,9 +178,16 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     // Only reachable when finished or never started: a suspended coroutine's own frame keeps
     // it alive. One that never ran is still registered: it leaves before anything a snapshot
     // reads goes away.
-    if registrySlot != COV_REGISTRY_NO_SLOT { CoroutineRegistry.leave(registrySlot) }
+    if registrySlot != COV_REGISTRY_NO_SLOT { leaveRegistryUnfinished() }
     if let fiber { cov_fiber_destroy(fiber) }
     if queueBits != 0 { Self.queue(queueBits).release() }
+  }
+
+  /// A coroutine dropped without having run (its scheduler let its task go) leaves the
+  /// registry here; out of line, as it almost never happens.
+  @inline(never)
+  private func leaveRegistryUnfinished() {
+    CoroutineRegistry.leave(registrySlot)
   }
 
   /// The coroutine whose body is running on this thread.
@@ -202,7 +209,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Registers the coroutine (see `CoroutineRegistry`) and schedules its first slice on its
   /// scheduler.
-  @usableFromInline func start(name: String? = nil) {
+  @usableFromInline func start() {
+    registrySlot = CoroutineRegistry.enter(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
+    scheduleInline()
+  }
+
+  /// `start()` for a coroutine with a name (given at start: `startCoroutine(name:)`), which
+  /// snapshots show. Separate, so that the common start passes no optional string around.
+  @usableFromInline func start(name: String?) {
+    guard let name else { return start() }
     registrySlot = CoroutineRegistry.enter(
       UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), name: name)
     schedule()
@@ -210,7 +225,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
 
   /// Hands the coroutine to its scheduler (through the running task's hand-off slot when that
   /// task serves the same scheduler).
-  func schedule() {
+  func schedule() { scheduleInline() }
+
+  /// `schedule()`, inlined where it is on the path of every coroutine (the start).
+  @inline(__always)
+  private func scheduleInline() {
     if let schedulerIdentity, SchedulerTurn.handOff(self, to: schedulerIdentity) {
       return
     }
@@ -242,11 +261,19 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Runs the coroutine until it suspends, hops, yields or finishes. Returns whether it
   /// must run again at once (it was woken while suspending).
   func runSlice() -> Bool {
-    guard let fiber = fiber ?? makeFiber() else { return false }
+    let slot = registrySlot
+    let fiber: OpaquePointer
+    if let existing = self.fiber {
+      fiber = existing
+      cov_registry_note_running(slot)
+    } else {
+      // The first slice: the entry still says "created", which snapshots read as running once
+      // the fiber exists (no store on the path of coroutines that never switch out).
+      guard let made = makeFiber() else { return false }
+      fiber = made
+    }
     let previous = cov_tls_load(ThreadSlot.coroutine)
     cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
-    let slot = registrySlot
-    cov_registry_note_running(slot)
     let status = cov_fiber_resume(fiber)
     cov_tls_store(ThreadSlot.coroutine, previous)
     // Parked: its shared stack is running another coroutine; that one's switch-out hands this

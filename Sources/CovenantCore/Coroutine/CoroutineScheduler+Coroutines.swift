@@ -78,7 +78,7 @@ extension CoroutineScheduler {
         body: task)
       : CoroutineContext(scheduler: self, stack: stack, file: file, line: line, body: task)
     scope?.addCoroutine(coroutine)
-    coroutine.start(name: name)
+    if let name { coroutine.start(name: name) } else { coroutine.start() }
   }
 
   /// Inside a coroutine: moves the coroutine to this scheduler, runs `task` there, and moves it

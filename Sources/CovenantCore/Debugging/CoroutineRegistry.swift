@@ -15,11 +15,14 @@ enum CoroutineRegistry {
   /// `COV_REGISTRY_GENERATOR` in `tags`) and returns its slot (`COV_REGISTRY_NO_SLOT` if the
   /// table is full: the owner then runs unlisted).
   @inline(__always)
-  static func enter(_ object: UnsafeRawPointer, tags: UInt = 0, name: String? = nil) -> UInt32 {
-    var id: UInt64 = 0
-    let bits = UInt(bitPattern: object) | tags | (name == nil ? 0 : UInt(COV_REGISTRY_NAMED))
-    let slot = cov_registry_enter(bits, &id)
-    if let name, slot != COV_REGISTRY_NO_SLOT { nameCoroutine(id, name) }
+  static func enter(_ object: UnsafeRawPointer, tags: UInt = 0) -> UInt32 {
+    cov_registry_enter(UInt(bitPattern: object) | tags)
+  }
+
+  /// `enter` for a coroutine with a name, which is kept by serial number.
+  static func enter(_ object: UnsafeRawPointer, name: String) -> UInt32 {
+    let slot = cov_registry_enter(UInt(bitPattern: object) | UInt(COV_REGISTRY_NAMED))
+    if slot != COV_REGISTRY_NO_SLOT { nameCoroutine(cov_registry_entry_id(cov_registry_entry(slot)), name) }
     return slot
   }
 

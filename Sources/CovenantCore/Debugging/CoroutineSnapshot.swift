@@ -84,6 +84,8 @@ struct RawCoroutineRecord {
   var scope: ObjectIdentifier?
   var stack: CoroutineInfo.Stack?
   var addresses: [UInt] = []
+  /// Whether it has a fiber: a coroutine still "created" in the registry is in its first slice.
+  var hasRun = false
 }
 
 /// What a coroutine tells a snapshot about itself (`CoroutineContext.debugFields()`), read
@@ -144,6 +146,7 @@ final class SnapshotCollector {
       record.waitFlags = fields.waitFlags
     }
     let state = Int(activity & 3)
+    record.hasRun = fiber != nil
     if let fiber {
       var info = cov_fiber_stack_info_t()
       cov_fiber_stack_info(fiber, &info, 0)
@@ -195,7 +198,7 @@ final class SnapshotCollector {
       let woken = record.waitFlags & WaitState.woken != 0
       let infoState: CoroutineInfo.State
       switch state {
-      case COV_ACTIVITY_CREATED: infoState = .notStarted
+      case COV_ACTIVITY_CREATED: infoState = record.hasRun ? .running : .notStarted
       case COV_ACTIVITY_RUNNING: infoState = .running
       case COV_ACTIVITY_READY: infoState = .ready
       default: infoState = woken ? .ready : .suspended
