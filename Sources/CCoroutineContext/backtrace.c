@@ -81,6 +81,14 @@ static size_t walk(const char *bytes, uintptr_t sp, uintptr_t high, uintptr_t *a
   return count;
 }
 
+// Whether a dedicated fiber has started and is neither running nor finished; read without
+// synchronisation, like its frames (see cov_fiber_backtrace).
+__attribute__((no_sanitize("address", "thread"))) static int dedicated_fiber_is_switched_out(
+    const cov_fiber_t *fiber) {
+  const volatile cov_fiber_t *record = fiber;
+  return record->started && !record->running && !record->finished;
+}
+
 size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
                             size_t *in_use) __attribute__((visibility("hidden")));
 
@@ -91,6 +99,7 @@ size_t cov_fiber_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_
   // A dedicated fiber: its record's context and its stack are read in place. The caller only
   // asks for a fiber whose owner it saw switched out, and discards the result if the owner's
   // activity changed by the time the walk is over.
+  if (!dedicated_fiber_is_switched_out(fiber)) return 0;
   const cov_stack_t *stack = cov_own_stack(fiber);
   uintptr_t sp = read_word((const char *)&fiber->context, (uintptr_t)&fiber->context,
                            (uintptr_t)&fiber->context);

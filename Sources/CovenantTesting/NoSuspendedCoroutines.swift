@@ -12,7 +12,7 @@ public struct SuspendedCoroutinesError: Error, CustomStringConvertible, Sendable
   /// The coroutines still alive.
   public var coroutines: [CoroutineInfo] { snapshot.coroutines }
 
-  /// Those that nothing can ever resume (``CoroutineInfo/isLeaked``).
+  /// Those that nothing can ever resume (`CoroutineInfo.isLeaked`).
   public var leaked: [CoroutineInfo] { snapshot.leaked }
 
   /// A summary, then the coroutines' dump.
