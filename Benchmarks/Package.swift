@@ -25,6 +25,6 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v5)]
-    )
+    ),
   ]
 )

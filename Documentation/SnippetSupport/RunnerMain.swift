@@ -7,17 +7,19 @@ import Covenant
 import Dispatch
 import Foundation
 import Synchronization
+
 // IMPORTS
 
 func snippet(named name: String) -> (() throws -> Void)? {
   switch name {
-// CASES
+  // CASES
   default: return nil
   }
 }
 
 guard CommandLine.arguments.count == 2, let body = snippet(named: CommandLine.arguments[1]) else {
-  FileHandle.standardError.write("usage: SnippetRunner <module>.<snippet function>\n".data(using: .utf8)!)
+  FileHandle.standardError.write(
+    "usage: SnippetRunner <module>.<snippet function>\n".data(using: .utf8)!)
   exit(2)
 }
 

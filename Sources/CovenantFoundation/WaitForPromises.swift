@@ -15,7 +15,8 @@ public func waitForPromises(timeout: TimeInterval) -> Bool {
   repeat {
     if DispatchGroup.promises.wait(timeout: .now()) == .success { return true }
     if Thread.isMainThread {
-      _ = RunLoop.current.run(mode: .default, before: min(deadline, Date(timeIntervalSinceNow: slice)))
+      _ = RunLoop.current.run(
+        mode: .default, before: min(deadline, Date(timeIntervalSinceNow: slice)))
     } else {
       _ = DispatchGroup.promises.wait(
         timeout: .now() + min(slice, max(0, deadline.timeIntervalSinceNow)))

@@ -10,7 +10,9 @@ public struct ChannelProgram: Sendable, CustomStringConvertible {
   /// How one element is sent.
   public enum SendStyle: Sendable, CaseIterable { case awaitSend, offer, select }
   /// How one element is received.
-  public enum ReceiveStyle: Sendable, CaseIterable { case awaitReceive, pollOrAwait, select, future }
+  public enum ReceiveStyle: Sendable, CaseIterable {
+    case awaitReceive, pollOrAwait, select, future
+  }
   /// How the run ends.
   public enum Ending: Sendable, Equatable {
     /// The last sender to finish closes the channel.
@@ -39,7 +41,9 @@ public struct ChannelProgram: Sendable, CustomStringConvertible {
   public init(seed: UInt64, maxSenders: Int = 3, maxElements: Int = 40, maxReceivers: Int = 3) {
     self.seed = seed
     var random = SplitMix64(seed: seed)
-    bufferType = random.pick([.none, .buffered(capacity: random.int(1...4)), .unlimited, .conflated])
+    bufferType = random.pick([
+      .none, .buffered(capacity: random.int(1...4)), .unlimited, .conflated,
+    ])
     senders = (0..<random.int(1...maxSenders)).map { _ in
       (0..<random.int(0...min(maxElements, 1_000))).map { _ in random.pick(SendStyle.allCases) }
     }
@@ -72,7 +76,9 @@ public enum ChannelProgramRunner {
   /// which may overwrite) every element sent is received; receivers end with `.closed`, or
   /// `.canceled` after a cancel; `whenComplete` runs once, `whenCanceled` once after a cancel
   /// and never otherwise; nothing hangs; the channel is deallocated once dropped.
-  public static func run(_ program: ChannelProgram, timeout: TimeInterval = 20) -> (operations: Int, failures: [String]) {
+  public static func run(_ program: ChannelProgram, timeout: TimeInterval = 20) -> (
+    operations: Int, failures: [String]
+  ) {
     var failures: [String] = []
     var channel: CoChannel<Int>? = CoChannel<Int>(bufferType: program.bufferType)
     let log = ChannelLog(receivers: program.receivers.count, senders: program.senders.count)
@@ -90,7 +96,9 @@ public enum ChannelProgramRunner {
           let sent: Bool
           do {
             switch style {
-            case .awaitSend: try channel.awaitSend(element); sent = true
+            case .awaitSend:
+              try channel.awaitSend(element)
+              sent = true
             case .offer: sent = channel.offer(element)
             case .select:
               try CoChannel.select { select in
@@ -148,7 +156,9 @@ public enum ChannelProgramRunner {
     return (log.operations, failures)
   }
 
-  private static func endIfDue(_ ending: ChannelProgram.Ending, _ sends: Int, _ channel: CoChannel<Int>, _ log: ChannelLog) {
+  private static func endIfDue(
+    _ ending: ChannelProgram.Ending, _ sends: Int, _ channel: CoChannel<Int>, _ log: ChannelLog
+  ) {
     switch ending {
     case .closeAfterSends: break
     case .closeAfter(let count): if sends == count { _ = channel.close() }
@@ -179,7 +189,9 @@ final class ChannelLog: @unchecked Sendable {
     sendersLeft = senders
   }
 
-  var operations: Int { lock.withLock { sendResults.count + receivedBy.reduce(0) { $0 + $1.count } } }
+  var operations: Int {
+    lock.withLock { sendResults.count + receivedBy.reduce(0) { $0 + $1.count } }
+  }
   var summary: String {
     lock.withLock { "sent \(sends), received \(receivedBy.map(\.count)), endings \(endings)" }
   }
@@ -200,7 +212,9 @@ final class ChannelLog: @unchecked Sendable {
       return sendersLeft == 0
     }
   }
-  func received(_ element: Int, by receiver: Int) { lock.withLock { receivedBy[receiver].append(element) } }
+  func received(_ element: Int, by receiver: Int) {
+    lock.withLock { receivedBy[receiver].append(element) }
+  }
   func ended(_ receiver: Int, _ code: Int) { lock.withLock { endings[receiver] = code } }
 
   func check(_ program: ChannelProgram, _ channel: CoChannel<Int>) -> [String] {
@@ -225,7 +239,9 @@ final class ChannelLog: @unchecked Sendable {
         }
         let expected = canceled ? 9008 : 9007
         if endings[receiver] != expected {
-          failures.append("receiver \(receiver) ended with \(String(describing: endings[receiver])), expected \(expected)")
+          failures.append(
+            "receiver \(receiver) ended with \(String(describing: endings[receiver])), expected \(expected)"
+          )
         }
       }
       let sent = Set(sendResults.filter(\.value).keys)
@@ -235,7 +251,9 @@ final class ChannelLog: @unchecked Sendable {
       }
       if !channel.isEmpty { failures.append("channel not empty at the end (\(channel.count))") }
       if completions != 1 { failures.append("whenComplete ran \(completions) times") }
-      if cancellations != (canceled ? 1 : 0) { failures.append("whenCanceled ran \(cancellations) times") }
+      if cancellations != (canceled ? 1 : 0) {
+        failures.append("whenCanceled ran \(cancellations) times")
+      }
       return failures
     }
   }

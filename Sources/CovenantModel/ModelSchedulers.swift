@@ -26,8 +26,10 @@ public final class ShufflingScheduler: CoroutineScheduler, @unchecked Sendable {
     let (delay, qos) = lock.withLock { () -> (Int, DispatchQoS.QoSClass) in
       pending.append(task)
       scheduled += 1
-      return (generator.int(0...3) == 0 ? generator.int(0...500) : 0,
-              generator.pick([.utility, .default, .userInitiated]))
+      return (
+        generator.int(0...3) == 0 ? generator.int(0...500) : 0,
+        generator.pick([.utility, .default, .userInitiated])
+      )
     }
     DispatchQueue.global(qos: qos).asyncAfter(deadline: .now() + .microseconds(delay)) {
       [self] in

@@ -202,7 +202,9 @@ public struct PromiseProgram: Sendable, CustomStringConvertible {
   }
 
   /// What an n-ary operation (`all`, `any`, `race`) may end as when its inputs end as `outcomes` (in order).
-  public static func combine(_ operation: Operation, _ outcomes: [ModelOutcome]) -> Set<ModelOutcome> {
+  public static func combine(_ operation: Operation, _ outcomes: [ModelOutcome]) -> Set<
+    ModelOutcome
+  > {
     let errors = outcomes.filter(\.isError)
     switch operation {
     case .all:

@@ -30,7 +30,11 @@ public enum PromiseProgramRunner {
       case .source(let plan, let extra, let early):
         promise = Promise<Int>.pending()
         if plan != .never {
-          if early { resolve(promise, [plan] + extra) } else { late.append((promise, [plan] + extra)) }
+          if early {
+            resolve(promise, [plan] + extra)
+          } else {
+            late.append((promise, [plan] + extra))
+          }
         }
       case .resolved(let outcome):
         switch outcome {
@@ -77,12 +81,13 @@ public enum PromiseProgramRunner {
       case .any(let inputs):
         promise = any(on: queue, inputs.map { promises[$0] }).then(on: queue) {
           (maybes: [Maybe<Int>]) -> Int in
-          PromiseProgram.anyFold(maybes.map { maybe in
-            switch maybe {
-            case .value(let value): .value(value)
-            case .error(let error): .error(ModelOutcome.code(of: error))
-            }
-          })
+          PromiseProgram.anyFold(
+            maybes.map { maybe in
+              switch maybe {
+              case .value(let value): .value(value)
+              case .error(let error): .error(ModelOutcome.code(of: error))
+              }
+            })
         }
       case .race(let inputs):
         promise = race(on: queue, inputs.map { promises[$0] })
@@ -106,14 +111,16 @@ public enum PromiseProgramRunner {
         promise = Promise(CoFuture(promises[input]).map { $0 + k })
       case .awaitInCoroutine(let input, let scheduler):
         let source = promises[input]
-        promise = Promise(ModelSchedulers.schedulers[scheduler].coroutineFuture {
-          try source.await()
-        })
+        promise = Promise(
+          ModelSchedulers.schedulers[scheduler].coroutineFuture {
+            try source.await()
+          })
       case .awaitWithTimeout(let input, let scheduler):
         let source = promises[input]
-        promise = Promise(ModelSchedulers.schedulers[scheduler].coroutineFuture {
-          try source.await(timeout: .milliseconds(1))
-        })
+        promise = Promise(
+          ModelSchedulers.schedulers[scheduler].coroutineFuture {
+            try source.await(timeout: .milliseconds(1))
+          })
       case .canceledParent:
         let parent = CoPromise<Int>()
         let child = parent.map { $0 + 1 }
@@ -181,10 +188,13 @@ public enum PromiseProgramRunner {
         fail("observer ran \(log.observations(index)) times")
       }
       if !node.allowed.contains(outcome) { fail("ended \(outcome), model allows \(node.allowed)") }
-      if let fromInputs = PromiseProgram.model(node.operation, observed), !fromInputs.contains(outcome) {
+      if let fromInputs = PromiseProgram.model(node.operation, observed),
+        !fromInputs.contains(outcome)
+      {
         fail("ended \(outcome), but its inputs' outcomes allow only \(fromInputs)")
       }
-      if let expected = expectedBodyRuns(node.operation, observed), log.bodyRuns(index) != expected {
+      if let expected = expectedBodyRuns(node.operation, observed), log.bodyRuns(index) != expected
+      {
         fail("its block ran \(log.bodyRuns(index)) times, expected \(expected)")
       }
     }

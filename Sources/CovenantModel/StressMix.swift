@@ -64,7 +64,9 @@ public enum StressMix {
   /// `count` coroutines hopping among the four schedulers of `HopTargets` (two hops each, each
   /// checked to land where asked), each awaiting the future of an earlier coroutine and
   /// fulfilling its own with that value plus one. All must finish once, with the right values.
-  public static func hoppingCoroutines(count: Int = 10_000, seed: UInt64) -> (operations: Int, failures: [String]) {
+  public static func hoppingCoroutines(count: Int = 10_000, seed: UInt64) -> (
+    operations: Int, failures: [String]
+  ) {
     let targets = HopTargets(seed: seed)
     var random = SplitMix64(seed: seed)
     let futures = (0..<count).map { _ in CoPromise<Int>() }
@@ -92,11 +94,16 @@ public enum StressMix {
     if group.wait(timeout: .now() + 300) == .timedOut {
       return (0, ["hang: \(count - finished.total) coroutines unfinished"])
     }
-    if finished.total != count { failures.append("\(finished.total) of \(count) coroutines finished") }
-    if finished.duplicates != 0 { failures.append("\(finished.duplicates) coroutines finished twice") }
+    if finished.total != count {
+      failures.append("\(finished.total) of \(count) coroutines finished")
+    }
+    if finished.duplicates != 0 {
+      failures.append("\(finished.duplicates) coroutines finished twice")
+    }
     if misplaced.withLock({ $0 }) != 0 { failures.append("hops landed on the wrong scheduler") }
     for index in 0..<count {
-      let previous = predecessor[index] < 0 ? 0 : (try? futures[predecessor[index]].result?.get()) ?? -100
+      let previous =
+        predecessor[index] < 0 ? 0 : (try? futures[predecessor[index]].result?.get()) ?? -100
       if (try? futures[index].result?.get()) != previous + 1 {
         failures.append("coroutine \(index): wrong value")
         break

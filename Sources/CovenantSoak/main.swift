@@ -24,7 +24,8 @@ struct Options {
     var iterator = arguments.dropFirst().makeIterator()
     while let argument = iterator.next() {
       guard let value = iterator.next().flatMap(Double.init) else {
-        fatalError("usage: CovenantSoak [--seconds N] [--max-rss-growth-mib N] [--max-mapping-growth N]")
+        fatalError(
+          "usage: CovenantSoak [--seconds N] [--max-rss-growth-mib N] [--max-mapping-growth N]")
       }
       switch argument {
       case "--seconds": seconds = value
@@ -100,7 +101,7 @@ func trimMalloc() {
 
 func fail(_ what: String, seed: UInt64, _ failures: [String]) -> Never {
   log("FAILED \(what), \(SeedPlan.replayHint(seed))")
-  failures.forEach { log("  \($0)") }
+  for failure in failures { log("  \(failure)") }
   exit(1)
 }
 
@@ -111,7 +112,10 @@ let initial = MemorySample.now()
 log("soak: \(Int(options.seconds)) s; start: \(initial)")
 var baseline: MemorySample?
 var peak = initial
-var promisePrograms = 0, channelPrograms = 0, stressRuns = 0, operations = 0
+var promisePrograms = 0
+var channelPrograms = 0
+var stressRuns = 0
+var operations = 0
 var nextReport = 30.0
 var system = SystemRandomNumberGenerator()
 while Date().timeIntervalSince(start) < options.seconds {
@@ -152,23 +156,30 @@ while Date().timeIntervalSince(start) < options.seconds {
     log(String(format: "%6.0f s: warm-up point: %@", elapsed, sample.description))
   }
   if elapsed >= nextReport {
-    log(String(format: "%6.0f s: %d promise + %d channel programs, %d stress runs, %d operations; %@",
-                 elapsed, promisePrograms, channelPrograms, stressRuns, operations, sample.description))
+    log(
+      String(
+        format: "%6.0f s: %d promise + %d channel programs, %d stress runs, %d operations; %@",
+        elapsed, promisePrograms, channelPrograms, stressRuns, operations, sample.description))
     nextReport += 30
   }
 }
 let final = MemorySample.now()
 let warm = baseline ?? initial
 let elapsed = Date().timeIntervalSince(start)
-log(String(format: "done: %.0f s, %d promise programs, %d channel programs, %d stress runs, %d operations",
-             elapsed, promisePrograms, channelPrograms, stressRuns, operations))
+log(
+  String(
+    format: "done: %.0f s, %d promise programs, %d channel programs, %d stress runs, %d operations",
+    elapsed, promisePrograms, channelPrograms, stressRuns, operations))
 log("start: \(initial); warm-up: \(warm); end: \(final); peak: \(peak)")
 let rssGrowth = final.rssMiB - warm.rssMiB
 let heapGrowth = final.heapMiB - warm.heapMiB
 let mappingGrowth = final.mappings - warm.mappings
-log(String(format: "growth since warm-up: heap in use %+.1f MiB (bound %.0f), RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
-             heapGrowth, options.maxHeapGrowthMiB, rssGrowth, options.maxRSSGrowthMiB,
-             mappingGrowth, options.maxMappingGrowth))
+log(
+  String(
+    format:
+      "growth since warm-up: heap in use %+.1f MiB (bound %.0f), RSS %+.1f MiB (bound %.0f), mappings %+d (bound %d)",
+    heapGrowth, options.maxHeapGrowthMiB, rssGrowth, options.maxRSSGrowthMiB,
+    mappingGrowth, options.maxMappingGrowth))
 if heapGrowth > options.maxHeapGrowthMiB || rssGrowth > options.maxRSSGrowthMiB
   || mappingGrowth > options.maxMappingGrowth
 {

@@ -48,7 +48,8 @@
     /// Fails a test that leaves coroutines alive (given `timeout` seconds to finish), counting
     /// those `include` accepts.
     public static func noSuspendedCoroutines(
-      timeout: TimeInterval = 1, where include: @escaping @Sendable (CoroutineInfo) -> Bool = { _ in true }
+      timeout: TimeInterval = 1,
+      where include: @escaping @Sendable (CoroutineInfo) -> Bool = { _ in true }
     ) -> Self {
       NoSuspendedCoroutinesTrait(timeout: timeout, include: include)
     }

@@ -120,7 +120,8 @@ final class ClassicOperatorsTests: XCTestCase {
       results.append("all \(values)")
     }
     all(Promise(1), Promise(2), Promise(3)).then { values in results.append("triple \(values)") }
-    all(Promise(1), Promise("two")).then { number, text in results.append("pair \(number) \(text)") }
+    all(Promise(1), Promise("two")).then { number, text in results.append("pair \(number) \(text)")
+    }
     any([Promise(1), Promise<Int>(Oops())]).then { outcomes in
       results.append("any \(outcomes.compactMap { $0.value })")
     }
@@ -132,7 +133,10 @@ final class ClassicOperatorsTests: XCTestCase {
     XCTAssertTrue(waitForPromises(timeout: 2))
     XCTAssertEqual(
       Set(results),
-      ["all [1, 2, 3, 4, 5]", "triple (1, 2, 3)", "pair 1 two", "any [1]", "race 9", "step 1", "step 2", "step 3", "reduced 6"])
+      [
+        "all [1, 2, 3, 4, 5]", "triple (1, 2, 3)", "pair 1 two", "any [1]", "race 9", "step 1",
+        "step 2", "step 3", "reduced 6",
+      ])
   }
 
   func testWrapLegacyAPIs() {
@@ -159,10 +163,13 @@ final class ClassicOperatorsTests: XCTestCase {
   func testRetryCountsInALocal() {
     var runs = 0
     var asked: [Int] = []
-    let result = retry(attempts: 2, delay: 0.001, condition: { remaining, _ in
-      asked.append(remaining)
-      return true
-    }) { () -> Promise<Int> in
+    let result = retry(
+      attempts: 2, delay: 0.001,
+      condition: { remaining, _ in
+        asked.append(remaining)
+        return true
+      }
+    ) { () -> Promise<Int> in
       runs += 1
       return runs < 3 ? Promise(Oops()) : Promise(runs)
     }

@@ -88,7 +88,8 @@ final class GooglePromisesCompatibilityTests: XCTestCase {
   func testStringsInCombinatorsStayValues() {
     var results: [String] = []
     // `text` is only interpolated: nothing but the argument states the second type.
-    all(Promise(1), Promise("two")).then { number, text in results.append("pair \(number) \(text)") }
+    all(Promise(1), Promise("two")).then { number, text in results.append("pair \(number) \(text)")
+    }
     let raced = race(Promise<String>(), Promise("first"))
 
     XCTAssert(waitForPromises(timeout: 10))
@@ -228,7 +229,8 @@ final class GooglePromisesCompatibilityTests: XCTestCase {
       .then(on: .global()) { value in value * 2 }
       .recover { _ in 0 }
       .always { count += 1 }
-    let rejected = Promise<Int> { _, reject in reject(Test.Error.code13) }.catch { _ in count += 100 }
+    let rejected = Promise<Int> { _, reject in reject(Test.Error.code13) }.catch { _ in count += 100
+    }
     pending.fulfill(1)
 
     XCTAssert(waitForPromises(timeout: 10))

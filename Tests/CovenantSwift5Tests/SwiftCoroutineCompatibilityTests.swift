@@ -23,7 +23,9 @@ final class SwiftCoroutineCompatibilityTests: XCTestCase {
     Coroutine.start {
       steps.append("started on caller: \(Thread.current == caller)")
       let value = try promise.await()
-      steps.append("resumed with \(value) on resumer: \(DispatchQueue.getSpecific(key: resumerKey) == "resumer")")
+      steps.append(
+        "resumed with \(value) on resumer: \(DispatchQueue.getSpecific(key: resumerKey) == "resumer")"
+      )
       done.fulfill()
     }
     XCTAssertEqual(steps, ["started on caller: true"])  // ran before `start` returned
@@ -45,7 +47,8 @@ final class SwiftCoroutineCompatibilityTests: XCTestCase {
   // MARK: 7. Exact signatures, as function values and with labels
 
   func testCoroutineFutureAsAFunctionValue() throws {
-    let makeFuture: (@escaping () throws -> Int) -> CoFuture<Int> = DispatchQueue.global().coroutineFuture
+    let makeFuture: (@escaping () throws -> Int) -> CoFuture<Int> = DispatchQueue.global()
+      .coroutineFuture
     let future = makeFuture { 5 }
     let sized = DispatchQueue.global().coroutineFuture(stackSize: 1 << 20) { 6 }
     let trailing = DispatchQueue.global().coroutineFuture { () -> Int in
@@ -63,8 +66,10 @@ final class SwiftCoroutineCompatibilityTests: XCTestCase {
   }
 
   func testStartCoroutineWithTaskLabelAndAsAFunctionValue() {
-    let start: (CoScope?, @escaping () throws -> Void) -> Void = DispatchQueue.global().startCoroutine(in:task:)
-    let unlabeled: (CoScope?, @escaping () throws -> Void) -> Void = DispatchQueue.global().startCoroutine
+    let start: (CoScope?, @escaping () throws -> Void) -> Void = DispatchQueue.global()
+      .startCoroutine(in:task:)
+    let unlabeled: (CoScope?, @escaping () throws -> Void) -> Void = DispatchQueue.global()
+      .startCoroutine
     let scope = CoScope()
     let done = expectation(description: "all ran")
     done.expectedFulfillmentCount = 6
@@ -79,7 +84,9 @@ final class SwiftCoroutineCompatibilityTests: XCTestCase {
 
   func testAwaitAndActorAsFunctionValues() {
     let hop: (() throws -> Int) throws -> Int = DispatchQueue.global().await
-    let makeActor: (Int.Type, CoChannel<Int>.BufferType, @escaping (CoChannel<Int>.Receiver) throws -> Void) -> CoChannel<Int>.Sender = DispatchQueue.global().actor(of:bufferType:body:)
+    let makeActor:
+      (Int.Type, CoChannel<Int>.BufferType, @escaping (CoChannel<Int>.Receiver) throws -> Void) ->
+        CoChannel<Int>.Sender = DispatchQueue.global().actor(of:bufferType:body:)
     let done = expectation(description: "done")
     var total = 0
     let sender = makeActor(Int.self, .unlimited) { mailbox in
@@ -156,7 +163,9 @@ final class SwiftCoroutineCompatibilityTests: XCTestCase {
     DispatchQueue.global().startCoroutine(in: scope) {
       let iterator = channel.makeIterator()
       while let value = iterator.next() { received.append(value) }
-      let waited: Int = try Coroutine.await { callback in DispatchQueue.global().async { callback(9) } }
+      let waited: Int = try Coroutine.await { callback in
+        DispatchQueue.global().async { callback(9) }
+      }
       received.append(waited)
       try Coroutine.delay(.milliseconds(1))
       done.fulfill()

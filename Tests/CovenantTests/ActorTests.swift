@@ -127,7 +127,9 @@ final class ActorTests: XCTestCase {
 
   func testAskOnAFullBoundedMailboxWaitsItsTurn() throws {
     let gate = CoPromise<Void>()
-    let actor = DispatchQueue.global().actor(of: CounterMessage.self, bufferType: .buffered(capacity: 1)) {
+    let actor = DispatchQueue.global().actor(
+      of: CounterMessage.self, bufferType: .buffered(capacity: 1)
+    ) {
       mailbox in
       var count = 0
       for message in mailbox.makeIterator() {
@@ -169,7 +171,9 @@ final class ActorTests: XCTestCase {
   }
 
   func testSendingFromCoroutinesWithAwaitSend() throws {
-    let counter = DispatchQueue.global().actor(of: CounterMessage.self, bufferType: .buffered(capacity: 4)) {
+    let counter = DispatchQueue.global().actor(
+      of: CounterMessage.self, bufferType: .buffered(capacity: 4)
+    ) {
       mailbox in
       var count = 0
       for message in mailbox.makeIterator() {

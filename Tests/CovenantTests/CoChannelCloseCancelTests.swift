@@ -26,8 +26,12 @@ final class CoChannelCloseCancelTests: XCTestCase {
     coRun {
       XCTAssertEqual(try channel.awaitReceive(), 1)
       XCTAssertEqual(try channel.awaitReceive(), 2)
-      XCTAssertThrowsError(try channel.awaitReceive()) { XCTAssertTrue(isChannelError($0, .closed)) }
-      XCTAssertThrowsError(try channel.awaitReceive()) { XCTAssertTrue(isChannelError($0, .closed)) }
+      XCTAssertThrowsError(try channel.awaitReceive()) {
+        XCTAssertTrue(isChannelError($0, .closed))
+      }
+      XCTAssertThrowsError(try channel.awaitReceive()) {
+        XCTAssertTrue(isChannelError($0, .closed))
+      }
     }
     XCTAssertNil(channel.poll())
     XCTAssertFalse(channel.isCanceled)
@@ -74,7 +78,9 @@ final class CoChannelCloseCancelTests: XCTestCase {
     XCTAssertFalse(channel.offer(1))
     XCTAssertThrowsError(try channel.awaitSend(1)) { XCTAssertTrue(isChannelError($0, .closed)) }
     coRun {
-      XCTAssertThrowsError(try channel.sender.awaitSend(2)) { XCTAssertTrue(isChannelError($0, .closed)) }
+      XCTAssertThrowsError(try channel.sender.awaitSend(2)) {
+        XCTAssertTrue(isChannelError($0, .closed))
+      }
     }
     XCTAssertEqual(channel.count, 0)
   }
@@ -108,7 +114,9 @@ final class CoChannelCloseCancelTests: XCTestCase {
     XCTAssertFalse(channel.offer(2))
     XCTAssertNil(channel.poll())
     XCTAssertThrowsError(try channel.awaitSend(3)) { XCTAssertTrue(isChannelError($0, .canceled)) }
-    XCTAssertThrowsError(try channel.awaitReceive()) { XCTAssertTrue(isChannelError($0, .canceled)) }
+    XCTAssertThrowsError(try channel.awaitReceive()) {
+      XCTAssertTrue(isChannelError($0, .canceled))
+    }
     let result = Box<Result<Int, CoChannelError>?>(nil)
     channel.whenReceive { result.value = $0 }
     XCTAssertEqual(result.value, .failure(.canceled))
@@ -129,7 +137,8 @@ final class CoChannelCloseCancelTests: XCTestCase {
     XCTAssertEqual(completions.elements, ["canceled", "complete"])
     channel.whenComplete { completions.append("late complete") }
     channel.whenCanceled { completions.append("late canceled") }
-    XCTAssertEqual(completions.elements, ["canceled", "complete", "late complete", "late canceled"])
+    XCTAssertEqual(
+      completions.elements, ["canceled", "complete", "late complete", "late canceled"])
   }
 
   func testWhenCompleteRunsOnceWhenClosedAndDrained() {

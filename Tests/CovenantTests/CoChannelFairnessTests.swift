@@ -6,7 +6,9 @@ import XCTest
 /// FIFO order among waiting senders and among waiting receivers.
 final class CoChannelFairnessTests: XCTestCase {
   func testWaitingSendersAreServedInOrder() {
-    for bufferType in [CoChannel<Int>.BufferType.none, .buffered(capacity: 1), .buffered(capacity: 3)] {
+    for bufferType in [
+      CoChannel<Int>.BufferType.none, .buffered(capacity: 1), .buffered(capacity: 3),
+    ] {
       let channel = CoChannel<Int>(bufferType: bufferType)
       let queue = CoQueue()
       let resumed = Recorder<Int>()
@@ -28,7 +30,9 @@ final class CoChannelFairnessTests: XCTestCase {
   }
 
   func testWaitingReceiversAreServedInOrder() {
-    for bufferType in [CoChannel<Int>.BufferType.none, .buffered(capacity: 2), .unlimited, .conflated] {
+    for bufferType in [
+      CoChannel<Int>.BufferType.none, .buffered(capacity: 2), .unlimited, .conflated,
+    ] {
       let channel = CoChannel<Int>(bufferType: bufferType)
       let queue = CoQueue()
       let received = Recorder<String>()
@@ -66,7 +70,9 @@ final class CoChannelFairnessTests: XCTestCase {
     let scope = CoScope()
     let log = Recorder<String>()
     queue.queue.startCoroutine(in: scope) {
-      do { log.append("first \(try channel.awaitReceive())") } catch { log.append("first \(error)") }
+      do { log.append("first \(try channel.awaitReceive())") } catch {
+        log.append("first \(error)")
+      }
     }
     queue.start { log.append("second \(try channel.awaitReceive())") }
     queue.flush()

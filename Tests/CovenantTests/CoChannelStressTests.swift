@@ -43,7 +43,9 @@ final class CoChannelStressTests: XCTestCase {
   }
 
   func testMPMCBuffered100k() {
-    runMPMC(bufferType: .buffered(capacity: 16), producers: 4, consumers: 4, perProducer: TestScale.stress(25_000))
+    runMPMC(
+      bufferType: .buffered(capacity: 16), producers: 4, consumers: 4,
+      perProducer: TestScale.stress(25_000))
   }
 
   func testMPMCRendezvous() {
@@ -51,7 +53,8 @@ final class CoChannelStressTests: XCTestCase {
   }
 
   func testMPMCUnlimited() {
-    runMPMC(bufferType: .unlimited, producers: 3, consumers: 2, perProducer: TestScale.stress(10_000))
+    runMPMC(
+      bufferType: .unlimited, producers: 3, consumers: 2, perProducer: TestScale.stress(10_000))
   }
 
   func testConcurrentCancelLosesNoWaiter() {

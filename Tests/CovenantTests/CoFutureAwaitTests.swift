@@ -86,7 +86,9 @@ final class CoFutureAwaitTests: XCTestCase {
 
   func testTaskInitThrowing() {
     let future = CoFuture<Int> { throw TestError(12) }
-    XCTAssertThrowsError(try future.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(12)) }
+    XCTAssertThrowsError(try future.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(12))
+    }
   }
 
   func testSeedReduceExample() {

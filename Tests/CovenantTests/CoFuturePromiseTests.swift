@@ -25,7 +25,9 @@ final class CoFuturePromiseTests: XCTestCase {
     let rejected = Promise<Int>()
     let failing = CoFuture(rejected)
     rejected.reject(TestError(1))
-    XCTAssertThrowsError(try failing.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(1)) }
+    XCTAssertThrowsError(try failing.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(1))
+    }
   }
 
   func testFutureFromResolvedPromise() {

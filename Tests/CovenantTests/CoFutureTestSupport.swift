@@ -17,7 +17,8 @@ extension XCTestCase {
       do { try body() } catch { XCTFail("coroutine threw \(error)", file: file, line: line) }
       done.signal()
     }
-    XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "coroutine did not finish",
+    XCTAssertEqual(
+      done.wait(timeout: .now() + timeout), .success, "coroutine did not finish",
       file: file, line: line)
   }
 

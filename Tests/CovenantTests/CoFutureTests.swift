@@ -9,7 +9,9 @@ final class CoFutureTests: XCTestCase {
   func testInitResult() {
     XCTAssertEqual(try CoFuture<Int>(result: .success(3)).result?.get(), 3)
     let failed = CoFuture<Int>(result: .failure(TestError(1)))
-    XCTAssertThrowsError(try failed.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(1)) }
+    XCTAssertThrowsError(try failed.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(1))
+    }
     XCTAssertFalse(failed.isCanceled)
   }
 
@@ -28,7 +30,9 @@ final class CoFutureTests: XCTestCase {
   func testFailAndCompleteWithResult() {
     let failed = CoPromise<Int>()
     failed.fail(TestError(2))
-    XCTAssertThrowsError(try failed.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(2)) }
+    XCTAssertThrowsError(try failed.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(2))
+    }
     let completed = CoPromise<String>()
     completed.complete(with: .success("x"))
     XCTAssertEqual(try completed.result?.get(), "x")
@@ -132,7 +136,9 @@ final class CoFutureTests: XCTestCase {
       let promise = CoPromise<Int>()
       weakPromise = promise
       promise.whenComplete { result in
-        if case .failure(let error) = result, isFutureError(error, .canceled) { log.append("canceled") }
+        if case .failure(let error) = result, isFutureError(error, .canceled) {
+          log.append("canceled")
+        }
       }
       promise.whenCanceled { log.append("whenCanceled") }
     }
@@ -174,10 +180,14 @@ final class CoFutureTests: XCTestCase {
     let failing = CoPromise<Int>()
     let mappedFailure = failing.map { $0 + 1 }
     failing.fail(TestError(5))
-    XCTAssertThrowsError(try mappedFailure.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(5)) }
+    XCTAssertThrowsError(try mappedFailure.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(5))
+    }
 
     let throwing = CoFuture<Int>(result: .success(1)).map { _ -> Int in throw TestError(6) }
-    XCTAssertThrowsError(try throwing.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(6)) }
+    XCTAssertThrowsError(try throwing.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(6))
+    }
 
     let canceledSource = CoPromise<Int>()
     let mappedCanceled = canceledSource.map { $0 }
@@ -247,8 +257,11 @@ final class CoFutureTests: XCTestCase {
     let passing = CoFuture<Int>(result: .success(1)).recover { _ in 9 }
     XCTAssertEqual(try passing.result?.get(), 1)
 
-    let rethrowing = CoFuture<Int>(result: .failure(TestError(1))).recover { _ in throw TestError(2) }
-    XCTAssertThrowsError(try rethrowing.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(2)) }
+    let rethrowing = CoFuture<Int>(result: .failure(TestError(1))).recover { _ in throw TestError(2)
+    }
+    XCTAssertThrowsError(try rethrowing.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(2))
+    }
 
     let canceled = CoPromise<Int>()
     let recoveredFromCancel = canceled.recover { error in isFutureError(error, .canceled) ? -1 : 0 }
@@ -278,12 +291,16 @@ final class CoFutureTests: XCTestCase {
     }
     failing.fail(TestError(7))
     XCTAssertFalse(called.value)
-    XCTAssertThrowsError(try flatFailure.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(7)) }
+    XCTAssertThrowsError(try flatFailure.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(7))
+    }
 
     let innerFailure = CoFuture<Int>(result: .success(1)).flatMap { _ in
       CoFuture<Int>(result: .failure(TestError(8)))
     }
-    XCTAssertThrowsError(try innerFailure.result?.get()) { XCTAssertEqual($0 as? TestError, TestError(8)) }
+    XCTAssertThrowsError(try innerFailure.result?.get()) {
+      XCTAssertEqual($0 as? TestError, TestError(8))
+    }
   }
 
   func testFlatMapCancelCancelsParentAndInner() {

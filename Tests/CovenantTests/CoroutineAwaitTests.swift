@@ -19,7 +19,9 @@ final class CoroutineAwaitTests: XCTestCase {
 
   func testAwaitOutsideCoroutineThrows() {
     XCTAssertFalse(Coroutine.isInsideCoroutine)
-    XCTAssertThrowsError(try Coroutine.await { (callback: @escaping @Sendable () -> Void) in callback() }) {
+    XCTAssertThrowsError(
+      try Coroutine.await { (callback: @escaping @Sendable () -> Void) in callback() }
+    ) {
       XCTAssertEqual($0 as? CoroutineError, .calledOutsideCoroutine)
     }
     XCTAssertThrowsError(try Promise<Int>().await()) {
@@ -89,7 +91,8 @@ final class CoroutineAwaitTests: XCTestCase {
     runCoroutine {
       let start = DispatchTime.now()
       try Coroutine.delay(.milliseconds(20))
-      XCTAssertGreaterThanOrEqual(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds, 19_000_000)
+      XCTAssertGreaterThanOrEqual(
+        DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds, 19_000_000)
     }
   }
 
@@ -106,7 +109,9 @@ final class CoroutineAwaitTests: XCTestCase {
 
   func testAwaitRejectedPromiseThrowsItsError() {
     runCoroutine {
-      XCTAssertThrowsError(try Promise<Int>(on: .global()) { () -> Int in throw PromiseError.timedOut }.await()) {
+      XCTAssertThrowsError(
+        try Promise<Int>(on: .global()) { () -> Int in throw PromiseError.timedOut }.await()
+      ) {
         XCTAssertEqual($0 as? PromiseError, .timedOut)
       }
     }

@@ -25,7 +25,8 @@ final class CoroutineSnapshotTests: XCTestCase {
       if let info = coroutine(named: name), info.state == state { return info }
       usleep(1000)
     }
-    XCTFail("\(name) never reached \(state): \(String(describing: coroutine(named: name)))",
+    XCTFail(
+      "\(name) never reached \(state): \(String(describing: coroutine(named: name)))",
       file: file, line: line)
     return nil
   }
@@ -57,14 +58,27 @@ final class CoroutineSnapshotTests: XCTestCase {
       ("send", { try sending.awaitSend("more") }),
       ("select", { try CoChannel.select { $0.onReceive(selecting) { _ in } } }),
       ("delay", { try Coroutine.delay(.seconds(30)) }),
-      ("callback", { _ = try Coroutine.await { (done: @escaping @Sendable (Int) -> Void) in callbackHolder.keep(done) } }),
-      ("async", { _ = try Coroutine.awaitAsync { try await Task.sleep(nanoseconds: 60_000_000_000) } }),
+      (
+        "callback",
+        {
+          _ = try Coroutine.await { (done: @escaping @Sendable (Int) -> Void) in
+            callbackHolder.keep(done)
+          }
+        }
+      ),
+      (
+        "async",
+        { _ = try Coroutine.awaitAsync { try await Task.sleep(nanoseconds: 60_000_000_000) } }
+      ),
       ("mutex", { try mutex.lock() }),
       ("semaphore", { try semaphore.wait() }),
       ("join", { try innerScope.join() }),
     ]
     for (name, body) in starts { queue.startCoroutine(in: scope, name: name, task: body) }
-    let generator = Generator<Int16> { yield in try yield(1); try yield(2) }
+    let generator = Generator<Int16> { yield in
+      try yield(1)
+      try yield(2)
+    }
     _ = generator.next()
 
     func expect(_ name: String, _ check: (CoroutineInfo.Wait) -> Bool, line: UInt = #line) {
@@ -83,7 +97,8 @@ final class CoroutineSnapshotTests: XCTestCase {
     expect("select") { $0 == .select }
     expect("delay") {
       guard case .delay(let deadline) = $0 else { return false }
-      let remaining = Double(deadline.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)
+      let remaining =
+        Double(deadline.uptimeNanoseconds) - Double(DispatchTime.now().uptimeNanoseconds)
       return remaining > 20e9 && remaining < 31e9
     }
     expect("callback") { $0 == .callback(valueType: "Int") }
@@ -108,7 +123,9 @@ final class CoroutineSnapshotTests: XCTestCase {
     XCTAssertTrue(generator.isFinished)
     XCTAssertNil(coroutine(named: "promise"))
     XCTAssertFalse(
-      CoroutineSnapshot.take().coroutines.contains { $0.kind == .generator && $0.id == generatorInfo?.id })
+      CoroutineSnapshot.take().coroutines.contains {
+        $0.kind == .generator && $0.id == generatorInfo?.id
+      })
   }
 
   // MARK: - Fields
@@ -145,7 +162,8 @@ final class CoroutineSnapshotTests: XCTestCase {
     XCTAssertTrue(symbols.contains { $0.contains("awaitInNamedFrame") }, "\(symbols)")
     XCTAssertTrue(symbols.contains { $0.contains("CoroutineSnapshotTests") }, "\(symbols)")
     XCTAssertTrue(info.backtrace.allSatisfy { $0.address != 0 })
-    XCTAssertTrue(other.backtrace.compactMap(\.symbol).contains { $0.contains("CoroutineSnapshotTests") })
+    XCTAssertTrue(
+      other.backtrace.compactMap(\.symbol).contains { $0.contains("CoroutineSnapshotTests") })
     XCTAssertGreaterThan(info.waitingSeconds ?? -1, 0)
     XCTAssertLessThan(info.waitingSeconds ?? 100, 60)
     // Without backtraces: the same coroutine, no frames.
@@ -234,7 +252,10 @@ final class CoroutineSnapshotTests: XCTestCase {
 
     // A generator is running while its body runs.
     let generator = Generator<Bool> { yield in
-      try yield(CoroutineSnapshot.take().coroutines.contains { $0.kind == .generator && $0.state == .running })
+      try yield(
+        CoroutineSnapshot.take().coroutines.contains {
+          $0.kind == .generator && $0.state == .running
+        })
     }
     XCTAssertEqual(generator.next(), true)
   }
@@ -285,7 +306,8 @@ final class CoroutineSnapshotTests: XCTestCase {
     XCTAssertGreaterThan(cov_fiber_copy_frames(fibers.first!, nil, 0, &frames), 0)
     XCTAssertEqual(frames.copied_out, 1)
     XCTAssertEqual(evicted.stack?.mode, .shared)
-    XCTAssertTrue(evicted.backtrace.compactMap(\.symbol).contains { $0.contains("awaitInNamedFrame") })
+    XCTAssertTrue(
+      evicted.backtrace.compactMap(\.symbol).contains { $0.contains("awaitInNamedFrame") })
     XCTAssertEqual(evicted.stack?.inUse.map { $0 > 0 }, true)
     first.fulfill(1)
     second.fulfill(2)

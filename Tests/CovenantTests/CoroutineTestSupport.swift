@@ -75,7 +75,9 @@ final class Box<T>: @unchecked Sendable {
 
 extension DispatchQueue {
   /// A queue tagged so tests can tell they run on it.
-  static func tagged(_ label: String, attributes: DispatchQueue.Attributes = []) -> (DispatchQueue, DispatchSpecificKey<String>) {
+  static func tagged(_ label: String, attributes: DispatchQueue.Attributes = []) -> (
+    DispatchQueue, DispatchSpecificKey<String>
+  ) {
     let queue = DispatchQueue(label: label, attributes: attributes)
     let key = DispatchSpecificKey<String>()
     queue.setSpecific(key: key, value: label)

@@ -1,9 +1,8 @@
 import CCoroutineContext
+import CovenantCore
 import Dispatch
 import Foundation
 import XCTest
-
-import CovenantCore
 
 /// `DirectDispatch` (Architecture.md, "The promise core: cells and reactions"): promise blocks
 /// and coroutine slices are handed to libdispatch with `dispatch_async_f`, the queue's

@@ -18,7 +18,8 @@ final class GeneratorMisuseTests: XCTestCase {
   }
 
   func testYieldOutsideTheBodyIsAPreconditionFailure() throws {
-    try expectChildCrash(scenario: "yieldOutside", message: "yield called outside its generator's body")
+    try expectChildCrash(
+      scenario: "yieldOutside", message: "yield called outside its generator's body")
   }
 
   func testChildMisuse() throws {

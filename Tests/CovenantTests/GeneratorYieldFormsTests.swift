@@ -14,6 +14,7 @@ final class GeneratorYieldFormsTests: XCTestCase {
   }
 
   func testYieldCalledFromANestedClosure() {
+    // swift-format-ignore: ReplaceForEachWithForLoop
     let g = Generator<Int> { yield in try [4, 5].forEach { try yield($0) } }
     XCTAssertEqual(Array(g), [4, 5])
   }

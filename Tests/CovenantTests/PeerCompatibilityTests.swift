@@ -139,14 +139,17 @@ final class PeerCompatibilityTests: PromiseTestCase {
     XCTAssertEqual(CoChannel<Int>(capacity: -1).bufferType, .none)
     XCTAssertEqual(CoChannel<Int>(capacity: .max).bufferType, .unlimited)
     XCTAssertEqual(CoChannel<Int>(bufferType: .buffered(capacity: 0)).bufferType, .none)
-    XCTAssertEqual(CoChannel<Int>(bufferType: .buffered(capacity: .max)).sender.bufferType, .unlimited)
+    XCTAssertEqual(
+      CoChannel<Int>(bufferType: .buffered(capacity: .max)).sender.bufferType, .unlimited)
     XCTAssertEqual(CoChannel<Int>(capacity: .max).map { $0 }.bufferType, .unlimited)
   }
 
   // MARK: 9. A deallocated channel cancels what waits on it
 
   func testDeallocatedChannelCancelsWaitersForEveryBufferType() {
-    let types: [CoChannel<Int>.BufferType] = [.none, .buffered(capacity: 2), .unlimited, .conflated]
+    let types: [CoChannel<Int>.BufferType] = [
+      .none, .buffered(capacity: 2), .unlimited, .conflated,
+    ]
     for bufferType in types {
       let received = Recorder<String>()
       let events = Recorder<String>()

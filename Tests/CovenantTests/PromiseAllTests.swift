@@ -57,7 +57,8 @@ final class PromiseAllTests: PromiseTestCase {
   func testSameTypedPromisesGiveATupleUpToFour() throws {
     let pair = all(on: queue.queue, Promise(1), Promise(2))
     let _: Promise<(Int, Int)> = pair
-    XCTAssertEqual(try wait(for: pair.then(on: queue.queue) { pair in pair.0 + pair.1 }, timeout: 2), 3)
+    XCTAssertEqual(
+      try wait(for: pair.then(on: queue.queue) { pair in pair.0 + pair.1 }, timeout: 2), 3)
     let triple = all(on: queue.queue, Promise(1), Promise(2), Promise(3))
     XCTAssertEqual(try wait(for: triple, timeout: 2).2, 3)
     let quartet = all(on: queue.queue, Promise(1), Promise(2), Promise(3), Promise(4))

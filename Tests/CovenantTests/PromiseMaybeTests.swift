@@ -14,7 +14,11 @@ final class PromiseMaybeTests: XCTestCase {
     XCTAssertNil(error.value)
     XCTAssertEqual(error.error as? TestError, TestError(2))
     if case .value(let v) = value { XCTAssertEqual(v, 1) } else { XCTFail() }
-    if case .error(let e) = error { XCTAssertEqual(e as? TestError, TestError(2)) } else { XCTFail() }
+    if case .error(let e) = error {
+      XCTAssertEqual(e as? TestError, TestError(2))
+    } else {
+      XCTFail()
+    }
   }
 
   func testValuesCompareByEquality() {
@@ -37,8 +41,10 @@ final class PromiseMaybeTests: XCTestCase {
     XCTAssertEqual(
       Maybe<Int>(NSError(domain: "d", code: 1)),
       Maybe<Int>(NSError(domain: "d", code: 1, userInfo: ["extra": 1])))
-    XCTAssertNotEqual(Maybe<Int>(NSError(domain: "d", code: 1)), Maybe<Int>(NSError(domain: "d", code: 2)))
-    XCTAssertNotEqual(Maybe<Int>(NSError(domain: "d", code: 1)), Maybe<Int>(NSError(domain: "e", code: 1)))
+    XCTAssertNotEqual(
+      Maybe<Int>(NSError(domain: "d", code: 1)), Maybe<Int>(NSError(domain: "d", code: 2)))
+    XCTAssertNotEqual(
+      Maybe<Int>(NSError(domain: "d", code: 1)), Maybe<Int>(NSError(domain: "e", code: 1)))
   }
 
   func testOtherErrorsCompareByTypeThenDomainAndCode() {

@@ -3,9 +3,11 @@ import XCTest
 
 final class PromiseReduceTests: PromiseTestCase {
   func testFoldsVariadicItemsInOrder() throws {
-    let folded = Promise<[Int]>([]).reduce(on: queue.queue, 1, 2, 3, combine: { list, number in
-      Promise(list + [number])
-    })
+    let folded = Promise<[Int]>([]).reduce(
+      on: queue.queue, 1, 2, 3,
+      combine: { list, number in
+        Promise(list + [number])
+      })
     XCTAssertEqual(try wait(for: folded, timeout: 2), [1, 2, 3])
   }
 

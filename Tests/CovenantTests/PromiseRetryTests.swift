@@ -5,7 +5,9 @@ import XCTest
 final class PromiseRetryTests: PromiseTestCase {
   /// A `work` block that fails its first `failures` runs (with TestError(run)), then fulfils
   /// with the run number; `runs` counts the runs.
-  private func work(failing failures: Int, runs: Recorder<Int>) -> @Sendable () throws -> Promise<Int> {
+  private func work(failing failures: Int, runs: Recorder<Int>)
+    -> @Sendable () throws -> Promise<Int>
+  {
     {
       let run = runs.count + 1
       runs.append(run)

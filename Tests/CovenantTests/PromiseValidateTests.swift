@@ -53,6 +53,8 @@ final class PromiseValidateTests: PromiseTestCase {
   }
 
   func testDerivedPromiseLivesUntilResolvedThenIsReleased() {
-    checkDerivedLifetime(resolving: { $0.fulfill(1) }) { $0.validate(on: queue.queue) { _ in false } }
+    checkDerivedLifetime(resolving: { $0.fulfill(1) }) {
+      $0.validate(on: queue.queue) { _ in false }
+    }
   }
 }

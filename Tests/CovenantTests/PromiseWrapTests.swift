@@ -3,7 +3,9 @@ import Foundation
 import XCTest
 
 // Callback-style APIs, one per shape.
-private func voidAPI(_ done: @escaping @Sendable () -> Void) { DispatchQueue.global().async { done() } }
+private func voidAPI(_ done: @escaping @Sendable () -> Void) {
+  DispatchQueue.global().async { done() }
+}
 private func valueAPI(_ v: Int, _ done: @escaping @Sendable (Int) -> Void) {
   DispatchQueue.global().async { done(v) }
 }

@@ -1,7 +1,6 @@
+import CovenantCore
 import Dispatch
 import XCTest
-
-import CovenantCore
 
 /// The storage rules of `ResolutionCell` (Architecture.md, "The promise core: cells and
 /// reactions"), checked on the cell itself: which values live in its three words and which in

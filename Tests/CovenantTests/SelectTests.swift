@@ -120,10 +120,12 @@ final class SelectTests: XCTestCase {
     canceled.cancel()
     let pending = CoChannel<Int>(bufferType: .none)
     coRun {
-      XCTAssertThrowsError(try CoChannel.select {
-        $0.onReceive(pending) { _ in }
-        $0.onReceive(closed) { _ in }
-      }) { XCTAssertTrue(isChannelError($0, .closed)) }
+      XCTAssertThrowsError(
+        try CoChannel.select {
+          $0.onReceive(pending) { _ in }
+          $0.onReceive(closed) { _ in }
+        }
+      ) { XCTAssertTrue(isChannelError($0, .closed)) }
       let result: Result<Int, CoChannelError> = try CoChannel.select {
         $0.onReceive(pending) { .success($0) }
         $0.onReceiveResult(canceled) { $0 }
@@ -294,7 +296,10 @@ final class SelectTests: XCTestCase {
     for (channel, base) in [(a, 0), (b, perProducer)] {
       queue.startCoroutine {
         for offset in 0..<perProducer { try channel.awaitSend(base + offset) }
-        if producersLeft.withLock({ left -> Bool in left -= 1; return left == 0 }) {
+        if producersLeft.withLock({ left -> Bool in
+          left -= 1
+          return left == 0
+        }) {
           a.close()
           b.close()
         }

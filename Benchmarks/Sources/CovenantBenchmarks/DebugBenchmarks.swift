@@ -1,6 +1,6 @@
-import Foundation
 import Covenant
 import Dispatch
+import Foundation
 
 // D1: a coroutine snapshot of 100,000 suspended coroutines (issue "See inside"): under 1 s,
 // while other coroutines go on running. Not a comparison: the "baseline" is the 1 s budget.
@@ -87,8 +87,24 @@ final class RoundCounter: @unchecked Sendable {
   private let lock = NSLock()
   private var count = 0
   private var isStopped = false
-  func add() { lock.lock(); count += 1; lock.unlock() }
-  var value: Int { lock.lock(); defer { lock.unlock() }; return count }
-  func stop() { lock.lock(); isStopped = true; lock.unlock() }
-  var stopped: Bool { lock.lock(); defer { lock.unlock() }; return isStopped }
+  func add() {
+    lock.lock()
+    count += 1
+    lock.unlock()
+  }
+  var value: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return count
+  }
+  func stop() {
+    lock.lock()
+    isStopped = true
+    lock.unlock()
+  }
+  var stopped: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return isStopped
+  }
 }

@@ -10,4 +10,6 @@ func fetchCount(completion: @escaping @Sendable (Int, (any Error)?) -> Void) { c
 func fetchUser() -> Promise<User> { Promise(User()) }
 func fetchSettings() -> Promise<Settings> { Promise(Settings()) }
 func apply(_ settings: Settings, to user: User) {}
-func legacyFetch(completion: @escaping @Sendable (Data, (any Error)?) -> Void) { completion(Data(), nil) }
+func legacyFetch(completion: @escaping @Sendable (Data, (any Error)?) -> Void) {
+  completion(Data(), nil)
+}

@@ -18,7 +18,9 @@ struct Cache: Sendable { func store(_ image: Image) {} }
 let cache = Cache()
 
 struct Session: Sendable {
-  func load(_ url: URL, completion: @escaping @Sendable (Data?, (any Error)?) -> Void) { completion(Data(), nil) }
+  func load(_ url: URL, completion: @escaping @Sendable (Data?, (any Error)?) -> Void) {
+    completion(Data(), nil)
+  }
 }
 let session = Session()
 
@@ -32,6 +34,11 @@ let api = API()
 final class Counter: Sendable {
   private let count = Mutex(0)
   /// Adds one and returns the new count.
-  func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+  func increment() -> Int {
+    count.withLock {
+      $0 += 1
+      return $0
+    }
+  }
   var value: Int { count.withLock { $0 } }
 }

@@ -21,4 +21,7 @@ enum LegacyAPI {
 }
 let legacyAPI = LegacyAPI.self
 
-enum CounterMessage { case increment, get(CoPromise<Int>) }
+enum CounterMessage {
+  case increment
+  case get(CoPromise<Int>)
+}

@@ -58,7 +58,9 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   /// A receive may complete now: an element was buffered, a sender queued, or the channel
   /// closed.
-  @inlinable mutating func receiveBecameReady() { readiness |= ReceiveOperation<Element>.readinessBit }
+  @inlinable mutating func receiveBecameReady() {
+    readiness |= ReceiveOperation<Element>.readinessBit
+  }
 
   /// A send may complete now: a slot opened, a receiver queued, or the channel closed.
   @inlinable mutating func sendBecameReady() { readiness |= SendOperation<Element>.readinessBit }
@@ -182,7 +184,9 @@ struct ChannelState<Element>: @unchecked Sendable {
   // MARK: Waiters leaving
 
   /// Removes `waiter` from whichever queue it is in (a cancelled await or a losing select case).
-  @inlinable mutating func remove(_ waiter: ChannelWaiter<Element>, _ effects: inout ChannelEffects<Element>) {
+  @inlinable mutating func remove(
+    _ waiter: ChannelWaiter<Element>, _ effects: inout ChannelEffects<Element>
+  ) {
     let removedSender = senders.removeFirst { entry in
       if case .waiter(let other) = entry { return other === waiter }
       return false

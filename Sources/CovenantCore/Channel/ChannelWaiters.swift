@@ -83,7 +83,8 @@ enum SendEntry<Element> {
 @usableFromInline
 enum ChannelWake<Element> {
   case waker(CoroutineWaker)
-  case callback(@Sendable (Result<Element, CoChannelError>) -> Void, Result<Element, CoChannelError>)
+  case callback(
+    @Sendable (Result<Element, CoChannelError>) -> Void, Result<Element, CoChannelError>)
   case observers(ObserverList<Element>, Result<Element, any Error>)
 
   @inlinable func run() {
@@ -109,7 +110,11 @@ struct ChannelEffects<Element>: @unchecked Sendable {
 
   /// Resumes `resumer` (already claimed) after unlocking.
   @inlinable mutating func resume(_ resumer: CoroutineWaker) {
-    if self.resumer == nil { self.resumer = resumer } else { moreEffects.wakes.append(.waker(resumer)) }
+    if self.resumer == nil {
+      self.resumer = resumer
+    } else {
+      moreEffects.wakes.append(.waker(resumer))
+    }
   }
 
   @inlinable mutating func add(_ wake: ChannelWake<Element>) {

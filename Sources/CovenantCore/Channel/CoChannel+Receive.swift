@@ -27,7 +27,8 @@ extension CoChannel {
   /// (`.closed` after close and drain, `.canceled`). The callback takes its turn among
   /// waiting receivers; it runs on the thread that delivers the element (at once if one is
   /// ready).
-  public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
+  public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void)
+  {
     let ready = locked { state, effects -> Result<Element, CoChannelError>? in
       let outcome = state.receiveNow(&effects)
       if outcome == nil { state.appendReceiver(.callback(callback)) }

@@ -53,7 +53,9 @@ extension CoChannel {
 
     /// Calls `callback` with the next element or the ending error; see
     /// `CoChannel.whenReceive(_:)`.
-    public func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
+    public func whenReceive(
+      _ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void
+    ) {
       source.whenReceive(callback)
     }
 

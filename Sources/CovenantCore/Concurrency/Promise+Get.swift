@@ -19,7 +19,8 @@ extension Promise {
     /// Runs on the caller's executor (`nonisolated(nonsending)`), so a value that is not
     /// `Sendable` can be awaited from an actor without crossing an isolation boundary.
     nonisolated(nonsending)
-    public func get() async throws -> Value {
+      public func get() async throws -> Value
+    {
       try await awaitResolution().value.get()
     }
   #else

@@ -11,6 +11,7 @@ final class ClosureReaction<Value>: Reaction, @unchecked Sendable {
   @usableFromInline override func observedResolution(
     of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer
   ) {
-    callback(cell.assumingMemoryBound(to: ResolutionCell.self).pointee.resolvedResult(as: Value.self))
+    callback(
+      cell.assumingMemoryBound(to: ResolutionCell.self).pointee.resolvedResult(as: Value.self))
   }
 }

@@ -14,7 +14,9 @@ extension Promise {
 
   /// FBLPromise's `observeOnQueue`: runs `body` with the outcome asynchronously on `queue`,
   /// through `DispatchGroup.promises`, even when the promise is already resolved.
-  @inlinable func observe(on queue: DispatchQueue, _ body: @escaping (Result<Value, any Error>) -> Void) {
+  @inlinable func observe(
+    on queue: DispatchQueue, _ body: @escaping (Result<Value, any Error>) -> Void
+  ) {
     add(TransformReaction<Value, Void>(queue: queue, derived: nil, observe: body))
   }
 

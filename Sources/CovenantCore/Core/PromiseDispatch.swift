@@ -47,7 +47,6 @@ enum PromiseDispatch {
   }
 }
 
-
 /// A block run once and released right after, before whoever ran it signals completion.
 /// `@unchecked Sendable`: set at creation, then read and cleared once by the queue that runs it.
 private final class RunOnce: @unchecked Sendable {

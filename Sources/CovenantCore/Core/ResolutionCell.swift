@@ -256,7 +256,8 @@ package struct ResolutionCell: ~Copyable {
         storeWords(from: raw)
       }
     } else {
-      word0.store(UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque()), ordering: .relaxed)
+      word0.store(
+        UInt(bitPattern: Unmanaged.passRetained(ValueBox(value)).toOpaque()), ordering: .relaxed)
     }
   }
 
@@ -319,8 +320,10 @@ package struct ResolutionCell: ~Copyable {
         raw.bindMemory(to: Value.self, capacity: 1).deinitialize(count: 1)
       }
     } else {
-      Unmanaged<ValueBox<Value>>.fromOpaque(UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!)
-        .release()
+      Unmanaged<ValueBox<Value>>.fromOpaque(
+        UnsafeRawPointer(bitPattern: word0.load(ordering: .relaxed))!
+      )
+      .release()
     }
   }
 
@@ -386,7 +389,9 @@ struct ReactionChain: Sendable {
     while current != 0 {
       let next = Self.reaction(current).nextInChain.load(ordering: .relaxed)
       if current == bits {
-        if previous == 0 { head = next } else {
+        if previous == 0 {
+          head = next
+        } else {
           Self.reaction(previous).nextInChain.store(next, ordering: .relaxed)
         }
         if tail == bits { tail = previous }

@@ -11,6 +11,7 @@ func classifyScheduler<Scheduler: CoroutineScheduler>(
 ) -> (identity: ObjectIdentifier?, queue: DispatchQueue?) {
   guard Scheduler.self is AnyClass else { return (nil, nil) }
   let object = unsafeBitCast(scheduler, to: AnyObject.self)
-  let queue = Scheduler.self == DispatchQueue.self ? unsafeDowncast(object, to: DispatchQueue.self) : nil
+  let queue =
+    Scheduler.self == DispatchQueue.self ? unsafeDowncast(object, to: DispatchQueue.self) : nil
   return (ObjectIdentifier(object), queue)
 }

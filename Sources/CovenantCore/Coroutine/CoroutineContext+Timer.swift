@@ -28,9 +28,10 @@ extension CoroutineContext {
   /// `Coroutine.delay`: suspends until the timer fires (an ordinary wake), or until cancelled.
   func sleep(for delay: DispatchTimeInterval) throws(CoroutineError) {
     // The deadline, for snapshots: uptime nanoseconds (read only when it will be used).
-    let deadline = delay.clampedNanoseconds.map {
-      UInt(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds &+ $0)
-    } ?? 0
+    let deadline =
+      delay.clampedNanoseconds.map {
+        UInt(truncatingIfNeeded: DispatchTime.now().uptimeNanoseconds &+ $0)
+      } ?? 0
     _ = try suspend(.delay, detail: deadline, timeout: delay, reason: 0) { _ in }
   }
 

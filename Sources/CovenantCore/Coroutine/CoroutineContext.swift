@@ -167,7 +167,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
     queueWord = InlineAtomic(Self.retainedBits(queue))
-    schedulerIdentityWord = InlineAtomic(UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()))
+    schedulerIdentityWord = InlineAtomic(
+      UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()))
     fiberOrRequestWord = InlineAtomic(Self.tagged(stack))
     startFailureReceiver = nil
     self.body = body
@@ -210,7 +211,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Registers the coroutine (see `CoroutineRegistry`) and schedules its first slice on its
   /// scheduler.
   @usableFromInline func start() {
-    registrySlot = CoroutineRegistry.enter(UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
+    registrySlot = CoroutineRegistry.enter(
+      UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
     scheduleInline()
   }
 

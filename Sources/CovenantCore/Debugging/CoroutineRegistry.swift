@@ -22,7 +22,9 @@ enum CoroutineRegistry {
   /// `enter` for a coroutine with a name, which is kept by serial number.
   static func enter(_ object: UnsafeRawPointer, name: String) -> UInt32 {
     let slot = cov_registry_enter(UInt(bitPattern: object) | UInt(COV_REGISTRY_NAMED))
-    if slot != COV_REGISTRY_NO_SLOT { nameCoroutine(cov_registry_entry_id(cov_registry_entry(slot)), name) }
+    if slot != COV_REGISTRY_NO_SLOT {
+      nameCoroutine(cov_registry_entry_id(cov_registry_entry(slot)), name)
+    }
     return slot
   }
 

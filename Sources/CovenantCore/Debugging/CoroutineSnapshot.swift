@@ -62,7 +62,8 @@ public struct CoroutineSnapshot: Sendable, CustomStringConvertible {
   /// print(mine.dump())
   /// ```
   public func filter(_ isIncluded: (CoroutineInfo) throws -> Bool) rethrows -> CoroutineSnapshot {
-    CoroutineSnapshot(coroutines: try coroutines.filter(isIncluded), unlisted: unlisted, takenAt: takenAt)
+    CoroutineSnapshot(
+      coroutines: try coroutines.filter(isIncluded), unlisted: unlisted, takenAt: takenAt)
   }
 
   public var description: String { dump() }

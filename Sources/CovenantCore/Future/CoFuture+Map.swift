@@ -7,7 +7,9 @@ extension CoFuture {
   public func mapResult<NewValue>(
     _ transform: @escaping @Sendable (Result<Value, any Error>) -> Result<NewValue, any Error>
   ) -> CoFuture<NewValue> {
-    if let result = cell.result(as: Value.self) { return CoFuture<NewValue>(result: transform(result)) }
+    if let result = cell.result(as: Value.self) {
+      return CoFuture<NewValue>(result: transform(result))
+    }
     let derived = CoFuture<NewValue>()
     whenResolved { result in
       // A derived future cancelled meanwhile does not need (or want) the transform.

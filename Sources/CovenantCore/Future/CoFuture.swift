@@ -1,4 +1,3 @@
-
 /// The read side of a value that becomes available later: SwiftCoroutine's `CoFuture`.
 ///
 /// A future is *pending* until it is completed once, with a value or an error; later completions

@@ -39,7 +39,8 @@ typealias SourceObservation<Element> = (
 
 extension Promise {
   /// Reports this promise's outcome, type-erased, on `queue` (for the tuple forms).
-  func observeErased(on queue: DispatchQueue, _ report: @escaping (Result<Any, any Error>) -> Void) {
+  func observeErased(on queue: DispatchQueue, _ report: @escaping (Result<Any, any Error>) -> Void)
+  {
     observe(on: queue) { outcome in report(outcome.map { $0 }) }
   }
 }

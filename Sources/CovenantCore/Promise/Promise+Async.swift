@@ -14,10 +14,11 @@ extension Promise {
   /// ```
   public convenience init(
     on queue: DispatchQueue = .promises,
-    _ work: @escaping @Sendable (
-      _ fulfill: @escaping @Sendable (Value) -> Void,
-      _ reject: @escaping @Sendable (any Error) -> Void
-    ) throws -> Void
+    _ work:
+      @escaping @Sendable (
+        _ fulfill: @escaping @Sendable (Value) -> Void,
+        _ reject: @escaping @Sendable (any Error) -> Void
+      ) throws -> Void
   ) {
     self.init()
     retainUntilResolved()

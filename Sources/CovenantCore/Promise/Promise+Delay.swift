@@ -9,7 +9,8 @@ extension Promise {
   /// showBanner().delay(2).then { _ in hideBanner() }
   /// ```
   @discardableResult
-  public func delay(on queue: DispatchQueue = .promises, _ interval: TimeInterval) -> Promise<Value> {
+  public func delay(on queue: DispatchQueue = .promises, _ interval: TimeInterval) -> Promise<Value>
+  {
     let delayed = Promise<Value>()
     whenResolved { outcome in
       switch outcome {

@@ -14,7 +14,9 @@ extension Promise {
   /// `Promise<User>`), and a block that only throws (`Promise<Int> { throw E() }`) is not
   /// ambiguous: it rejects, whichever form runs it.
   @_disfavoredOverload
-  public convenience init(on queue: DispatchQueue = .promises, _ work: @escaping @Sendable () throws -> Value) {
+  public convenience init(
+    on queue: DispatchQueue = .promises, _ work: @escaping @Sendable () throws -> Value
+  ) {
     self.init()
     retainUntilResolved()
     PromiseDispatch.async(on: queue) { [self] in

@@ -14,7 +14,9 @@ extension Promise {
   /// }
   /// ```
   @discardableResult
-  public func timeout(on queue: DispatchQueue = .promises, _ interval: TimeInterval) -> Promise<Value> {
+  public func timeout(on queue: DispatchQueue = .promises, _ interval: TimeInterval) -> Promise<
+    Value
+  > {
     let mirror = chain(on: queue) { outcome in .fulfill(try outcome.get()) }
     mirror.retainUntilResolved()
     PromiseDispatch.asyncAfter(interval, on: queue, grouped: false) { [weak mirror] in

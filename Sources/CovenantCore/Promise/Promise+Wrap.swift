@@ -88,7 +88,8 @@ public func wrap(
 @discardableResult
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
-  _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Value, (any Error)?) -> Void) throws
+  _ work:
+    @escaping @Sendable (_ handler: @escaping @Sendable (Value, (any Error)?) -> Void) throws
     -> Void
 ) -> Promise<Value> {
   Promise<Value>(on: queue) { fulfill, reject in
@@ -103,7 +104,8 @@ public func wrap<Value>(
 @discardableResult
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
-  _ work: @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?, Value) -> Void) throws
+  _ work:
+    @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?, Value) -> Void) throws
     -> Void
 ) -> Promise<Value> {
   Promise<Value>(on: queue) { fulfill, reject in
@@ -123,7 +125,8 @@ public func wrap<Value>(
 @discardableResult
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
-  _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Value?, (any Error)?) -> Void) throws
+  _ work:
+    @escaping @Sendable (_ handler: @escaping @Sendable (Value?, (any Error)?) -> Void) throws
     -> Void
 ) -> Promise<Value?> {
   Promise<Value?>(on: queue) { fulfill, reject in
@@ -139,7 +142,8 @@ public func wrap<Value>(
 @discardableResult
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
-  _ work: @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?, Value?) -> Void) throws
+  _ work:
+    @escaping @Sendable (_ handler: @escaping @Sendable ((any Error)?, Value?) -> Void) throws
     -> Void
 ) -> Promise<Value?> {
   Promise<Value?>(on: queue) { fulfill, reject in
@@ -158,9 +162,10 @@ public func wrap<Value>(
 @discardableResult
 public func wrap<Value1, Value2>(
   on queue: DispatchQueue = .promises,
-  _ work: @escaping @Sendable (
-    _ handler: @escaping @Sendable (Value1?, Value2?, (any Error)?) -> Void
-  ) throws -> Void
+  _ work:
+    @escaping @Sendable (
+      _ handler: @escaping @Sendable (Value1?, Value2?, (any Error)?) -> Void
+    ) throws -> Void
 ) -> Promise<(Value1?, Value2?)> {
   Promise<(Value1?, Value2?)>(on: queue) { fulfill, reject in
     try work { value1, value2, error in
@@ -178,7 +183,8 @@ public func wrap<Value1, Value2>(
 @discardableResult
 public func wrap<Value>(
   on queue: DispatchQueue = .promises,
-  _ work: @escaping @Sendable (_ handler: @escaping @Sendable (Result<Value, any Error>) -> Void)
+  _ work:
+    @escaping @Sendable (_ handler: @escaping @Sendable (Result<Value, any Error>) -> Void)
     throws -> Void
 ) -> Promise<Value> {
   Promise<Value>(on: queue) { fulfill, reject in

@@ -34,7 +34,8 @@ class Reaction: @unchecked Sendable {
   /// this reaction observes is resolved. `cell` points to that `ResolutionCell` inside `owner`
   /// (a `Promise` or `CoFuture`, passed unretained: it may be in its `deinit`); both are valid
   /// for the duration of the call only, unless the reaction retains `owner`.
-  @usableFromInline func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {}
+  @usableFromInline func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer)
+  {}
 
   /// Runs the reaction as a task of its scheduler.
   func run() {}

@@ -103,7 +103,8 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
 
   /// Cancels every item and runs the `whenComplete` callbacks. Idempotent.
   public func cancel() {
-    let (items, callbacks) = state.withCriticalSection { state -> ([WeakCancellable], [() -> Void]) in
+    let (items, callbacks) = state.withCriticalSection {
+      state -> ([WeakCancellable], [() -> Void]) in
       guard !state.isCanceled else { return ([], []) }
       state.isCanceled = true
       defer {

@@ -8,7 +8,9 @@ import XCTest
 /// for minutes). Never scale it down: a sanitizer run must exercise the contended lock.
 final class ChannelMPMCFullSizeTests: XCTestCase {
   func testFourProducersFourConsumersCapacity16FullSize() {
-    let producers = 4, consumers = 4, perProducer = 25_000
+    let producers = 4
+    let consumers = 4
+    let perProducer = 25_000
     let channel = CoChannel<Int>(capacity: 16)
     let queue = DispatchQueue(label: "mpmc-full", attributes: .concurrent)
     let received = Locked([UInt8](repeating: 0, count: producers * perProducer))
@@ -40,14 +42,18 @@ final class ChannelMPMCFullSizeTests: XCTestCase {
     for producer in 0..<producers {
       queue.startCoroutine {
         for offset in 0..<perProducer { try channel.awaitSend(producer * perProducer + offset) }
-        if producersLeft.withLock({ left -> Bool in left -= 1; return left == 0 }) {
+        if producersLeft.withLock({ left -> Bool in
+          left -= 1
+          return left == 0
+        }) {
           channel.close()
         }
       }
     }
     for _ in 0..<consumers {
       // A generous bound so that a regression fails instead of hanging; no timing is asserted.
-      XCTAssertEqual(consumersDone.wait(timeout: .now() + 600), .success, "a consumer never finished")
+      XCTAssertEqual(
+        consumersDone.wait(timeout: .now() + 600), .success, "a consumer never finished")
     }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
     print("MPMC 4x4, capacity 16, 100,000 elements: \(String(format: "%.2f", seconds)) s")

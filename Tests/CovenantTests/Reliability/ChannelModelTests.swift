@@ -14,10 +14,13 @@ final class ChannelModelTests: XCTestCase {
       let (done, failures) = ChannelProgramRunner.run(program)
       operations += done
       if !failures.isEmpty {
-        XCTFail("\(SeedPlan.replayHint(seed))\n\(failures.joined(separator: "\n"))\nprogram: \(program)")
+        XCTFail(
+          "\(SeedPlan.replayHint(seed))\n\(failures.joined(separator: "\n"))\nprogram: \(program)")
         return
       }
     }
-    print("channel programs: \(plan.seeds.count) checked, \(operations) operations, base seed \(SeedPlan.hex(plan.base))")
+    print(
+      "channel programs: \(plan.seeds.count) checked, \(operations) operations, base seed \(SeedPlan.hex(plan.base))"
+    )
   }
 }

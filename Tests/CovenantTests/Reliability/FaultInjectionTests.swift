@@ -33,10 +33,14 @@ final class FaultInjectionTests: XCTestCase {
         }
         group.enter()
         promise.then(on: .global()) { (value: Int) -> Void in
-          if throwAt != 4 || value != index + 3 { wrong.withLock { $0.append("chain \(index): \(value)") } }
+          if throwAt != 4 || value != index + 3 {
+            wrong.withLock { $0.append("chain \(index): \(value)") }
+          }
           group.leave()
         }.catch(on: .global()) { error in
-          if error as? FaultError != .stage(throwAt) { wrong.withLock { $0.append("chain \(index): \(error)") } }
+          if error as? FaultError != .stage(throwAt) {
+            wrong.withLock { $0.append("chain \(index): \(error)") }
+          }
           group.leave()
         }
         let future = DispatchQueue.global().coroutineFuture { () throws -> Int in
@@ -49,7 +53,8 @@ final class FaultInjectionTests: XCTestCase {
         future.whenComplete { result in
           switch result {
           case .success(let value) where index % 2 == 1 && value == index: break
-          case .failure(let error) where index % 2 == 0 && error as? FaultError == .stage(index): break
+          case .failure(let error) where index % 2 == 0 && error as? FaultError == .stage(index):
+            break
           default: wrong.withLock { $0.append("future \(index): \(result)") }
           }
           group.leave()
@@ -59,8 +64,10 @@ final class FaultInjectionTests: XCTestCase {
     XCTAssertEqual(group.wait(timeout: .now() + 120), .success, "outcomes missing")
     XCTAssertEqual(wrong.withLock { $0 }, [])
     XCTAssertTrue(waitForPromises(timeout: 60))
-    XCTAssertTrue(eventually(timeout: 30) { weakPromises.allSatisfy { $0.object == nil } }, "promises leaked")
-    XCTAssertTrue(eventually(timeout: 30) { weakFutures.allSatisfy { $0.object == nil } }, "futures leaked")
+    XCTAssertTrue(
+      eventually(timeout: 30) { weakPromises.allSatisfy { $0.object == nil } }, "promises leaked")
+    XCTAssertTrue(
+      eventually(timeout: 30) { weakFutures.allSatisfy { $0.object == nil } }, "futures leaked")
   }
 
   /// A cancel storm: a scope cancelled from another thread while 3,000 coroutines are starting,
@@ -120,7 +127,8 @@ final class FaultInjectionTests: XCTestCase {
     XCTAssertLessThan(normal.withLock { $0 }, count, "the cancel reached no coroutine")
     XCTAssertTrue(scope.isCanceled)
     XCTAssertEqual(completions.withLock { $0 }, 1)
-    XCTAssertTrue(eventually(timeout: 30) { weakFutures.allSatisfy { $0.object == nil } }, "futures leaked")
+    XCTAssertTrue(
+      eventually(timeout: 30) { weakFutures.allSatisfy { $0.object == nil } }, "futures leaked")
   }
 
   /// A storm of `cancel()` on coroutine futures while their coroutines await: each future ends
@@ -151,7 +159,8 @@ final class FaultInjectionTests: XCTestCase {
     }
     XCTAssertEqual(group.wait(timeout: .now() + 120), .success)
     XCTAssertEqual(wrong.withLock { $0 }, [])
-    XCTAssertTrue(eventually(timeout: 60) { ended.withLock { $0 } == count }, "coroutines still running")
+    XCTAssertTrue(
+      eventually(timeout: 60) { ended.withLock { $0 } == count }, "coroutines still running")
   }
 
   /// A user-defined scheduler that runs each task once but late, out of order and on random

@@ -19,11 +19,19 @@ final class MisuseTests: XCTestCase {
     XCTAssertThrowsError(try Coroutine.await { (_: @escaping @Sendable (Int) -> Void) in }) {
       XCTAssertEqual($0 as? CoroutineError, outside)
     }
-    XCTAssertThrowsError(try Coroutine.delay(.milliseconds(1))) { XCTAssertEqual($0 as? CoroutineError, outside) }
+    XCTAssertThrowsError(try Coroutine.delay(.milliseconds(1))) {
+      XCTAssertEqual($0 as? CoroutineError, outside)
+    }
     XCTAssertThrowsError(try Coroutine.yield()) { XCTAssertEqual($0 as? CoroutineError, outside) }
-    XCTAssertThrowsError(try CoPromise<Int>().await()) { XCTAssertEqual($0 as? CoroutineError, outside) }
-    XCTAssertThrowsError(try Promise<Int>.pending().await()) { XCTAssertEqual($0 as? CoroutineError, outside) }
-    XCTAssertThrowsError(try CoChannel<Int>().awaitReceive()) { XCTAssertEqual($0 as? CoroutineError, outside) }
+    XCTAssertThrowsError(try CoPromise<Int>().await()) {
+      XCTAssertEqual($0 as? CoroutineError, outside)
+    }
+    XCTAssertThrowsError(try Promise<Int>.pending().await()) {
+      XCTAssertEqual($0 as? CoroutineError, outside)
+    }
+    XCTAssertThrowsError(try CoChannel<Int>().awaitReceive()) {
+      XCTAssertEqual($0 as? CoroutineError, outside)
+    }
     XCTAssertThrowsError(try CoChannel<Int>(bufferType: .none).awaitSend(1)) {
       XCTAssertEqual($0 as? CoroutineError, outside)
     }
@@ -39,7 +47,8 @@ final class MisuseTests: XCTestCase {
     queue.startCoroutine(in: scope) {
       defer { done.signal() }
       do {
-        try Coroutine.await { (_: @escaping @Sendable () -> Void) in suspended.signal() }  // never resumed
+        // Never resumed.
+        try Coroutine.await { (_: @escaping @Sendable () -> Void) in suspended.signal() }
       } catch { errors.withLock { $0.append(error as? CoroutineError) } }
       do { try Coroutine.yield() } catch { errors.withLock { $0.append(error as? CoroutineError) } }
       // (An already-resolved future still hands out its value at once: §4's "returns at once".)
@@ -82,7 +91,9 @@ final class MisuseTests: XCTestCase {
       var results: [CoChannelError?] = []
       do { try channel.awaitSend(2) } catch { results.append(error as? CoChannelError) }
       do { _ = try channel.awaitReceive() } catch { results.append(error as? CoChannelError) }
-      do { _ = try channel.receiveFuture().await() } catch { results.append(error as? CoChannelError) }
+      do { _ = try channel.receiveFuture().await() } catch {
+        results.append(error as? CoChannelError)
+      }
       do {
         _ = try CoChannel.select { select in select.onReceive(channel) { $0 } }
       } catch { results.append(error as? CoChannelError) }
@@ -103,8 +114,12 @@ final class MisuseTests: XCTestCase {
     let promise = Promise<Int>.pending()
     let errors = try runCoroutine(on: queue) { () -> [CoFutureError?] in
       var errors: [CoFutureError?] = []
-      do { _ = try future.await(timeout: .milliseconds(5)) } catch { errors.append(error as? CoFutureError) }
-      do { _ = try promise.await(timeout: .milliseconds(5)) } catch { errors.append(error as? CoFutureError) }
+      do { _ = try future.await(timeout: .milliseconds(5)) } catch {
+        errors.append(error as? CoFutureError)
+      }
+      do { _ = try promise.await(timeout: .milliseconds(5)) } catch {
+        errors.append(error as? CoFutureError)
+      }
       return errors
     }
     XCTAssertEqual(errors, [.timeout, .timeout])
@@ -212,7 +227,9 @@ final class MisuseTests: XCTestCase {
       var results: [String] = []
       try Coroutine.delay(.milliseconds(-5))
       results.append("delayed")
-      do { _ = try CoPromise<Int>().await(timeout: .milliseconds(-5)) } catch { results.append("\(error)") }
+      do { _ = try CoPromise<Int>().await(timeout: .milliseconds(-5)) } catch {
+        results.append("\(error)")
+      }
       return results
     }
     XCTAssertEqual(results, ["delayed", "timeout"])

@@ -20,7 +20,9 @@ final class PromiseModelTests: XCTestCase {
         return
       }
     }
-    print("promise programs: \(plan.seeds.count) checked, \(operations) operations, base seed \(SeedPlan.hex(plan.base))")
+    print(
+      "promise programs: \(plan.seeds.count) checked, \(operations) operations, base seed \(SeedPlan.hex(plan.base))"
+    )
   }
 
   /// The generator is deterministic: the same seed builds the same program.
@@ -34,7 +36,8 @@ final class PromiseModelTests: XCTestCase {
   func testModelOnKnownCases() {
     XCTAssertEqual(PromiseProgram.combine(.all([]), [.value(1), .error(3), .never]), [.error(3)])
     XCTAssertEqual(PromiseProgram.combine(.all([]), [.value(1), .never]), [.never])
-    XCTAssertEqual(PromiseProgram.combine(.any([]), [.error(1), .error(2)]), [.error(1), .error(2)])
+    XCTAssertEqual(
+      PromiseProgram.combine(.any([]), [.error(1), .error(2)]), [.error(1), .error(2)])
     XCTAssertEqual(PromiseProgram.combine(.race([]), [.never, .value(4)]), [.value(4)])
   }
 }

@@ -24,7 +24,8 @@ final class StressAccountingTests: XCTestCase {
   /// fulfilling its own: all finish once, every hop lands on the scheduler asked for, and every
   /// value is its predecessor's plus one.
   func testTenThousandCoroutinesHoppingAmongFourSchedulers() {
-    let (_, failures) = StressMix.hoppingCoroutines(count: 10_000, seed: UInt64.random(in: 0...UInt64.max))
+    let (_, failures) = StressMix.hoppingCoroutines(
+      count: 10_000, seed: UInt64.random(in: 0...UInt64.max))
     XCTAssertEqual(failures, [])
   }
 
@@ -37,10 +38,10 @@ final class StressAccountingTests: XCTestCase {
       let program = ChannelProgram(seed: seed, maxSenders: 8, maxElements: 1_000, maxReceivers: 8)
       let (_, failures) = ChannelProgramRunner.run(program, timeout: 120)
       if !failures.isEmpty {
-        XCTFail("\(SeedPlan.replayHint(seed))\n\(failures.joined(separator: "\n"))\nprogram: \(program)")
+        XCTFail(
+          "\(SeedPlan.replayHint(seed))\n\(failures.joined(separator: "\n"))\nprogram: \(program)")
         return
       }
     }
   }
 }
-

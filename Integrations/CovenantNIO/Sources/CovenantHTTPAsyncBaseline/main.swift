@@ -1,3 +1,7 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
 // CovenantHTTPAsyncBaseline: the same HTTP handler as CovenantHTTPExample, written with Swift
 // async/await on NIO's async APIs (NIOAsyncChannel), for the load comparison.
 //
@@ -10,9 +14,6 @@
 #else
   import Darwin
 #endif
-import NIOCore
-import NIOHTTP1
-import NIOPosix
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let port = Int(arguments.first ?? "8081"), (0...65535).contains(port) else {
@@ -36,7 +37,9 @@ let server = try await ServerBootstrap(group: group)
     }
   }
 
-print("CovenantHTTPAsyncBaseline listening on \(server.channel.localAddress!) with \(threads) event loop threads")
+print(
+  "CovenantHTTPAsyncBaseline listening on \(server.channel.localAddress!) with \(threads) event loop threads"
+)
 fflush(nil)  // the load script waits for this line
 
 try await withThrowingDiscardingTaskGroup { connections in

@@ -1,3 +1,7 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
 // CovenantHTTPExample: an HTTP/1.1 server on SwiftNIO where every request is handled by a
 // Covenant coroutine on its channel's event loop, in plain sequential style.
 //
@@ -11,9 +15,6 @@
 #else
   import Darwin
 #endif
-import NIOCore
-import NIOHTTP1
-import NIOPosix
 
 let arguments = CommandLine.arguments.dropFirst()
 guard let port = Int(arguments.first ?? "8080"), (0...65535).contains(port) else {

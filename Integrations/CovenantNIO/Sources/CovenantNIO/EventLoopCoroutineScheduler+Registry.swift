@@ -26,7 +26,11 @@ enum SchedulerRegistry {
   /// The scheduler of `loop`, creating it (and its shutdown sentinel) on first use.
   static func scheduler(for loop: any EventLoop) -> EventLoopCoroutineScheduler {
     let key = ObjectIdentifier(loop)
-    enum Found { case live(EventLoopCoroutineScheduler), created(EventLoopCoroutineScheduler), dead }
+    enum Found {
+      case live(EventLoopCoroutineScheduler)
+      case created(EventLoopCoroutineScheduler)
+      case dead
+    }
     let found = schedulers.withLockedValue { table -> Found in
       if let existing = table.live[key] { return .live(existing) }
       if let dead = table.dead[key], dead.loop === loop { return .dead }
@@ -58,7 +62,9 @@ enum SchedulerRegistry {
   /// A loop fails all its scheduled tasks with `EventLoopError.shutdown` when it shuts down
   /// (an `EmbeddedEventLoop` runs them instead): a task scheduled a century ahead is therefore
   /// a shutdown notification, which NIO's public API does not otherwise offer.
-  private static func watchShutdown(of loop: any EventLoop, _ scheduler: EventLoopCoroutineScheduler) {
+  private static func watchShutdown(
+    of loop: any EventLoop, _ scheduler: EventLoopCoroutineScheduler
+  ) {
     let key = ObjectIdentifier(loop)
     let sentinel = loop.scheduleTask(in: sentinelDelay) {}
     sentinel.futureResult.whenComplete { _ in

@@ -33,7 +33,9 @@ final class EventLoopFutureBridgeTests: XCTestCase {
 
   func testPromiseFromEventLoopFuturePassesTheErrorThrough() {
     let promise = Promise(loop.makeFailedFuture(TestError()) as EventLoopFuture<Int>)
-    XCTAssertThrowsError(try outcome(of: CoFuture(promise)).get()) { XCTAssertTrue($0 is TestError) }
+    XCTAssertThrowsError(try outcome(of: CoFuture(promise)).get()) {
+      XCTAssertTrue($0 is TestError)
+    }
   }
 
   func testCoFutureFromEventLoopFuture() {
@@ -82,7 +84,8 @@ final class EventLoopFutureBridgeTests: XCTestCase {
     // `promiseAbandoned` is the bridge's own guarantee should that observer be dropped instead.
     XCTAssertThrowsError(try nioFuture.wait()) {
       XCTAssertTrue(
-        ($0 as? CoFutureError) == .canceled || ($0 as? CovenantNIOError) == .promiseAbandoned, "\($0)")
+        ($0 as? CoFutureError) == .canceled || ($0 as? CovenantNIOError) == .promiseAbandoned,
+        "\($0)")
     }
   }
 

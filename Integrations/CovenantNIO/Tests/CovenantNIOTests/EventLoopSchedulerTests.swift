@@ -137,6 +137,14 @@ final class EventLoopSchedulerTests: XCTestCase {
 final class ManagedFlag: @unchecked Sendable {
   private let lock = NSLock()
   private var flag = false
-  func set() { lock.lock(); flag = true; lock.unlock() }
-  var isSet: Bool { lock.lock(); defer { lock.unlock() }; return flag }
+  func set() {
+    lock.lock()
+    flag = true
+    lock.unlock()
+  }
+  var isSet: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return flag
+  }
 }

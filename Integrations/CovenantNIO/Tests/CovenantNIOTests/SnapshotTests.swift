@@ -13,12 +13,15 @@ final class SnapshotTests: XCTestCase {
     let nioPromise = loop.makePromise(of: Int.self)
     let gate = Promise<Int>()
     let first = loop.coroutineFuture(name: "nio: covenant promise") { try gate.await() }
-    let second = loop.coroutineFuture(name: "nio: nio future") { try nioPromise.futureResult.await() }
+    let second = loop.coroutineFuture(name: "nio: nio future") {
+      try nioPromise.futureResult.await()
+    }
     var snapshot = CoroutineSnapshot.take()
     let deadline = DispatchTime.now() + hangGuard
-    while snapshot.coroutines.filter({ $0.name?.hasPrefix("nio:") == true && $0.state == .suspended })
-      .count < 2, DispatchTime.now() < deadline
-    {
+    while snapshot.coroutines.filter({
+      $0.name?.hasPrefix("nio:") == true && $0.state == .suspended
+    })
+    .count < 2, DispatchTime.now() < deadline {
       usleep(1000)
       snapshot = CoroutineSnapshot.take()
     }
@@ -26,7 +29,8 @@ final class SnapshotTests: XCTestCase {
     let nio = snapshot.coroutines.first { $0.name == "nio: nio future" }
     XCTAssertEqual(covenant?.state, .suspended)
     XCTAssertEqual(covenant?.wait, .future(type: "Promise<Int>"))
-    XCTAssertTrue(covenant?.scheduler?.hasPrefix("event loop ") ?? false, "\(String(describing: covenant))")
+    XCTAssertTrue(
+      covenant?.scheduler?.hasPrefix("event loop ") ?? false, "\(String(describing: covenant))")
     XCTAssertEqual(nio?.state, .suspended)
     if case .callback = nio?.wait {} else { XCTFail("\(String(describing: nio?.wait))") }
     XCTAssertTrue(snapshot.dump().contains("\"nio: nio future\""))
