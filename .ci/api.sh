@@ -33,8 +33,14 @@ rendered=$(mktemp -d)
 trap 'rm -rf "$log" "$description" "$rendered"' EXIT
 
 swift package describe --type json >"$description"
-swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public \
-  >"$log" 2>&1 || { cat "$log"; echo "api: symbol graph extraction failed"; exit 1; }
+if ! swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public \
+  >"$log" 2>&1; then
+  # Test modules have no graph until the tests are built (a plain `swift build` does not build
+  # them); that is no failure here. Every library module's graph is required below.
+  if grep "error:" "$log" | grep -vq "Failed to emit symbol graph for '[A-Za-z]*Tests'"; then
+    cat "$log"; echo "api: symbol graph extraction failed"; exit 1
+  fi
+fi
 graphs=$(sed -n 's/^Files written to //p' "$log" | tail -1)
 [ -d "$graphs" ] || { cat "$log"; echo "api: no symbol graph directory in the output above"; exit 1; }
 
