@@ -5,11 +5,16 @@ import Foundation
 import Testing
 
 /// `expectNoSuspendedCoroutines` and the `.noSuspendedCoroutines` trait. Tests here run in
-/// parallel with others, so each checks only the coroutines it names.
+/// parallel with others, so each checks only the coroutines it names. Their coroutines run on
+/// a serial queue of their own (which gets a thread of its own): the checks block the calling
+/// thread while they wait, and Swift Testing's threads, like the global queue's and those of
+/// concurrent queues that target it, are as many as the cores (two here).
 @Suite struct NoSuspendedCoroutinesTests {
+  private let queue = DispatchQueue(label: "no-suspended-coroutines")
+
   @Test func passesWhenTheCoroutinesFinishInTime() throws {
     let promise = Promise<Int>()
-    DispatchQueue.global().startCoroutine(name: "finishes") { _ = try promise.await() }
+    queue.startCoroutine(name: "finishes") { _ = try promise.await() }
     DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { promise.fulfill(1) }
     try expectNoSuspendedCoroutines(timeout: 5) { $0.name == "finishes" }
   }
@@ -18,10 +23,10 @@ import Testing
     let promise = Promise<Int>()
     let scope = CoScope()
     let checkpoint = CoroutineSnapshot.nextID
-    DispatchQueue.global().startCoroutine(in: scope, name: "left behind") {
+    queue.startCoroutine(in: scope, name: "left behind") {
       _ = try promise.await()
     }
-    DispatchQueue.global().startCoroutine(in: scope, name: "left behind, leaked") {
+    queue.startCoroutine(in: scope, name: "left behind, leaked") {
       _ = try Coroutine.await { (_: @escaping @Sendable (Int) -> Void) in }
     }
     var thrown: SuspendedCoroutinesError?
@@ -50,9 +55,9 @@ import Testing
   #if compiler(>=6.1)  // the trait needs Swift Testing's TestScoping (Swift 6.1)
     @Test(.noSuspendedCoroutines(timeout: 5, where: { $0.name == "trait, clean" }))
     func traitAcceptsATestWhoseCoroutinesFinish() throws {
-      let value = try runCoroutine(on: DispatchQueue.global()) { 7 }
+      let value = try runCoroutine(on: queue) { 7 }
       #expect(value == 7)
-      let future = DispatchQueue.global().coroutineFuture(name: "trait, clean") { 1 }
+      let future = queue.coroutineFuture(name: "trait, clean") { 1 }
       #expect(try wait(for: future) == 1)
     }
 
@@ -65,7 +70,7 @@ import Testing
       let testCase = try #require(Test.Case.current)
       try await withKnownIssue {
         try await trait.provideScope(for: test, testCase: testCase) {
-          DispatchQueue.global().startCoroutine(name: "trait, left") { _ = try promise.await() }
+          queue.startCoroutine(name: "trait, left") { _ = try promise.await() }
         }
       } matching: { issue in
         issue.comments.contains { $0.rawValue.contains("\"trait, left\"") }
