@@ -25,14 +25,7 @@ extension CoroutineSnapshot {
   ///   `SIGKILL`, `SIGSTOP`) or the thread cannot be started.
   public static func installDumpSignal(_ signal: Int32 = SIGUSR1) throws {
     let error = cov_signal_work_install(signal) {
-      let text = CoroutineSnapshot.take().dump()
-      var remaining = Array(text.utf8)[...]
-      while !remaining.isEmpty {
-        let written = remaining.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else { break }
-        remaining = remaining.dropFirst(written)
-      }
+      writeLineToStandardError(CoroutineSnapshot.take().dump())
     }
     if error != 0 { throw CoroutineDumpSignalError(signal: signal, errorNumber: error) }
   }

@@ -237,3 +237,41 @@ final class MisuseTests: XCTestCase {
 }
 
 private enum ModelishError: Error, Equatable { case first, second }
+
+/// The debug-build warning about promise blocks waiting for a main queue that does not run.
+final class MainQueueStallWarningTests: XCTestCase {
+  private static let variable = "COVENANT_MAIN_STALL_CHILD"
+
+  func testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce() throws {
+    #if !DEBUG
+      throw XCTSkip("debug builds only")
+    #else
+      if let mode = ProcessInfo.processInfo.environment[Self.variable] { return runChild(mode) }
+      let stalled = try ChildProcess.run(
+        test: "MainQueueStallWarningTests/testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce",
+        variable: Self.variable, value: "stalled")
+      XCTAssertEqual(stalled.status, 0, stalled.stderr)
+      XCTAssertEqual(
+        stalled.stderr.components(separatedBy: "waiting for DispatchQueue.main").count - 1, 1,
+        stalled.stderr)
+      XCTAssertTrue(stalled.stderr.contains("DispatchQueue.promises = .global()"), stalled.stderr)
+      let served = try ChildProcess.run(
+        test: "MainQueueStallWarningTests/testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce",
+        variable: Self.variable, value: "served")
+      XCTAssertEqual(served.status, 0, served.stderr)
+      XCTAssertFalse(served.stderr.contains("waiting for DispatchQueue.main"), served.stderr)
+    #endif
+  }
+
+  /// The child: chains promise blocks on the default queue, then keeps the main thread away
+  /// from the main queue ("stalled") or lets it run ("served"), longer than the warning's delay.
+  private func runChild(_ mode: String) {
+    MainQueueStallWarning.delayMilliseconds.store(100, ordering: .relaxed)
+    for _ in 0..<3 { _ = Promise(1).then { _ in } }
+    if mode == "stalled" {
+      usleep(400_000)
+    } else {
+      RunLoop.current.run(until: Date(timeIntervalSinceNow: 0.4))
+    }
+  }
+}
