@@ -248,7 +248,8 @@ final class MainQueueStallWarningTests: XCTestCase {
     #else
       if let mode = ProcessInfo.processInfo.environment[Self.variable] { return runChild(mode) }
       let stalled = try ChildProcess.run(
-        test: "MainQueueStallWarningTests/testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce",
+        test:
+          "MainQueueStallWarningTests/testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce",
         variable: Self.variable, value: "stalled")
       XCTAssertEqual(stalled.status, 0, stalled.stderr)
       XCTAssertEqual(
@@ -256,7 +257,8 @@ final class MainQueueStallWarningTests: XCTestCase {
         stalled.stderr)
       XCTAssertTrue(stalled.stderr.contains("DispatchQueue.promises = .global()"), stalled.stderr)
       let served = try ChildProcess.run(
-        test: "MainQueueStallWarningTests/testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce",
+        test:
+          "MainQueueStallWarningTests/testBlocksWaitingForAMainQueueThatDoesNotRunAreReportedOnce",
         variable: Self.variable, value: "served")
       XCTAssertEqual(served.status, 0, served.stderr)
       XCTAssertFalse(served.stderr.contains("waiting for DispatchQueue.main"), served.stderr)
