@@ -106,6 +106,7 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
     /// its shared stack, which another coroutine is running on.
     case ready
 
+    /// `not started`, `running`, `suspended` or `ready`.
     public var description: String {
       switch self {
       case .notStarted: "not started"
@@ -149,6 +150,7 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
     /// `elementType` is its element type.
     case generatorYield(elementType: String)
 
+    /// What the dump prints, e.g. `awaiting Promise<Int>`, `receiving from CoChannel<String>`.
     public var description: String {
       switch self {
       case .future(let type): "awaiting \(type)"
@@ -207,6 +209,7 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
     /// specialization comes from), read from its mangled name; `nil` for other languages.
     public let module: String?
 
+    /// `symbol + offset (image)`, or the address when there is no symbol.
     public var description: String {
       let place = image.map { " (\($0))" } ?? ""
       guard let symbol else { return "0x\(String(address, radix: 16))\(place)" }

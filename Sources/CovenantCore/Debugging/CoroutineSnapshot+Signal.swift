@@ -38,6 +38,7 @@ public struct CoroutineDumpSignalError: Error, CustomStringConvertible {
   /// The system's error number (`EINVAL` for a signal that cannot be caught).
   public let errorNumber: Int32
 
+  /// The signal and the system's reason.
   public var description: String {
     "Covenant: cannot dump coroutines on signal \(signal): \(String(cString: strerror(errorNumber)))"
   }

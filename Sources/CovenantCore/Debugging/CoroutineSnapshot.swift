@@ -66,6 +66,7 @@ public struct CoroutineSnapshot: Sendable, CustomStringConvertible {
       coroutines: try coroutines.filter(isIncluded), unlisted: unlisted, takenAt: takenAt)
   }
 
+  /// The dump (``dump(groupingIdenticalStacks:)``, grouped).
   public var description: String { dump() }
 }
 
