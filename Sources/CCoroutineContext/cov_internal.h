@@ -88,6 +88,7 @@ struct cov_fiber {
   void *argument;
   void *exclusivity[2];     // Swift's per-task exclusivity access set, moved on every switch
   void *resumer_resolution; // the resumer's COV_TLS_SLOT_RESOLUTION, given back when switching to it
+  _Atomic(uintptr_t) wait_detail;  // what the owner waits on, for snapshots (cov_registry.h)
   struct {                  // shared-stack fibers only
     union {
       cov_stack_group_t *group;   // until it first runs

@@ -1,7 +1,7 @@
 // The registry of live coroutines and generators, for snapshots (Covenant's `CoroutineSnapshot`).
 //
 // Every coroutine (from its start until it finishes) and every running or suspended generator
-// holds one *entry*: 32 bytes in a table of chunks that only grows, so an entry's address never
+// holds one *entry*: 24 bytes in a table of chunks that only grows, so an entry's address never
 // changes and a snapshot can read it while the program runs. The owner keeps its slot number
 // and writes its activity there (what it does, what it waits for, since when) with plain
 // relaxed stores; a snapshot visits the table chunk by chunk. Nothing here allocates per
@@ -33,11 +33,9 @@ typedef struct cov_registry_entry {
   /// A process-wide serial number, in registration order (never reused).
   _Atomic(uint64_t) id;
   /// `state | kind << 2 | ticks << 8` (see below): written only by whoever runs or resumes the
-  /// owner at the time, in sequence.
+  /// owner at the time, in sequence. (What the wait is on — its *detail* — is kept in the
+  /// owner's fiber record, which has room for it: see cov_fiber_note_wait_detail.)
   _Atomic(uint64_t) activity;
-  /// What the wait is on: a type's metadata (Promise<T>, a channel, a callback's value) or, for
-  /// a delay, its deadline in `cov_registry_ticks()` units; 0 if nothing.
-  _Atomic(uintptr_t) detail;
 } cov_registry_entry_t;
 
 /// Tags in the low bits of `object` (objects are at least 8-aligned).
@@ -117,7 +115,6 @@ static inline uint32_t cov_registry_enter(uintptr_t object) {
   uint64_t serial = atomic_fetch_add_explicit(&cov_registry_serial, 1, memory_order_relaxed);
   atomic_store_explicit(&entry->id, serial, memory_order_relaxed);
   atomic_store_explicit(&entry->activity, 0, memory_order_relaxed);
-  atomic_store_explicit(&entry->detail, 0, memory_order_relaxed);
   atomic_store_explicit(&entry->object, object, memory_order_release);
   return slot;
 }
@@ -201,9 +198,6 @@ static inline uint64_t cov_registry_entry_id(const cov_registry_entry_t *entry) 
 static inline uint64_t cov_registry_entry_activity(const cov_registry_entry_t *entry) {
   return atomic_load_explicit(&((cov_registry_entry_t *)entry)->activity, memory_order_acquire);
 }
-static inline uintptr_t cov_registry_entry_detail(const cov_registry_entry_t *entry) {
-  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->detail, memory_order_relaxed);
-}
 /// A snapshot's check that the owner was not resumed while its frames were read: the activity
 /// word again, after everything read before it.
 static inline uint64_t cov_registry_entry_activity_again(const cov_registry_entry_t *entry) {
@@ -234,10 +228,6 @@ static inline void cov_registry_entry_note_switched_out(cov_registry_entry_t *en
                         memory_order_release);
 }
 
-/// What the owner of `entry` is about to wait on (see `detail`).
-static inline void cov_registry_entry_note_detail(cov_registry_entry_t *entry, uintptr_t detail) {
-  atomic_store_explicit(&entry->detail, detail, memory_order_relaxed);
-}
 
 /// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note).
 static inline void cov_registry_note_running(uint32_t slot) {
@@ -249,13 +239,17 @@ static inline void cov_registry_note_switched_out(uint32_t slot, uint64_t state,
     cov_registry_entry_note_switched_out(cov_registry_entry(slot), state, kind,
                                          cov_registry_ticks());
 }
-static inline void cov_registry_note_detail(uint32_t slot, uintptr_t detail) {
-  if (slot != COV_REGISTRY_NO_SLOT) cov_registry_entry_note_detail(cov_registry_entry(slot), detail);
-}
 
 // MARK: - Frames and stacks of a registered fiber, for snapshots
 
 typedef struct cov_fiber cov_fiber_t;
+
+/// What the fiber's owner waits on now, for snapshots: a type's metadata (Promise<T>, a channel,
+/// a callback's value) or, for a delay, its deadline in uptime nanoseconds; 0 if nothing. Kept in
+/// the fiber record (in the padding of its heap block), written by the owner before it switches
+/// out, read by snapshots.
+void cov_fiber_note_wait_detail(cov_fiber_t *fiber, uintptr_t detail);
+uintptr_t cov_fiber_wait_detail(const cov_fiber_t *fiber);
 
 /// What a snapshot reports of a fiber's stack.
 typedef struct cov_fiber_stack_info {

@@ -410,11 +410,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   /// Records what the await now opening is for, for coroutine snapshots: the kind until the
-  /// runner stores it with the switch-out, the detail in the registry entry at once.
+  /// runner stores it with the switch-out, the detail in the fiber record at once.
   @inline(__always)
   func noteWait(_ kind: CoroutineWaitKind, timed: Bool = false, detail: UInt) {
     pendingWaitKind = kind.raw(timed: timed)
-    cov_registry_note_detail(registrySlot, detail)
+    // The coroutine runs, so its fiber exists.
+    cov_fiber_note_wait_detail(fiber.unsafelyUnwrapped, detail)
   }
 
   /// Opens the next await (a new generation of `wait`) and returns its generation.

@@ -122,7 +122,7 @@ final class SnapshotCollector {
     let activity = cov_registry_entry_activity(entry)
     var record = RawCoroutineRecord(
       id: cov_registry_entry_id(entry), isGenerator: object & UInt(COV_REGISTRY_GENERATOR) != 0,
-      activity: activity, detail: cov_registry_entry_detail(entry))
+      activity: activity, detail: 0)
     if object & UInt(COV_REGISTRY_NAMED) != 0 {
       record.name = CoroutineRegistry.names.withLock { $0[record.id] }
     }
@@ -149,6 +149,7 @@ final class SnapshotCollector {
     }
     let state = Int(activity & 3)
     record.hasRun = fiber != nil
+    record.detail = fiber.map(cov_fiber_wait_detail) ?? 0
     if let fiber {
       var info = cov_fiber_stack_info_t()
       cov_fiber_stack_info(fiber, &info, 0)

@@ -229,13 +229,12 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
     }
     control.pointee.fiber = fiber
     GeneratorRegistration.check(GeneratorControl<Element>.self)
+    cov_fiber_note_wait_detail(fiber, metadataBits(Element.self))  // before it is listed
     let slot = CoroutineRegistry.enter(
       UnsafeRawPointer(control), tags: UInt(COV_REGISTRY_GENERATOR))
     control.pointee.registration.slot = slot
     if slot != COV_REGISTRY_NO_SLOT {
-      let entry = cov_registry_entry(slot)!
-      cov_registry_entry_note_detail(entry, metadataBits(Element.self))
-      control.pointee.registration.entry = entry
+      control.pointee.registration.entry = cov_registry_entry(slot)
     }
   }
 }
