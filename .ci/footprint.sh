@@ -25,20 +25,16 @@ else
   fi
 fi
 
-# Each program prints "<peak RSS KiB> <private anonymous RSS KiB>". The smallest of eleven runs
-# of each: which shared-library pages the kernel maps around a fault varies per run (by about
-# ±100 KiB, only ever upwards of what the program needs), so the minimum is the steady figure;
-# five runs left the difference moving between 800 and 1,050 KiB.
-smallest() {
-  local best="" line
-  for _ in 1 2 3 4 5 6 7 8 9 10 11; do
-    line=$("$1" | tail -1)
-    if [ -z "$best" ] || [ "${line% *}" -lt "${best% *}" ]; then best=$line; fi
-  done
-  echo "$best"
-}
-core=$(smallest "$bin/FootprintCore")
-dispatch=$(smallest "$bin/FootprintDispatch")
+# Each program prints "<peak RSS KiB> <private anonymous RSS KiB>". The smallest of fifteen runs
+# of each, the two programs alternating: which shared-library pages the kernel maps around a
+# fault varies per run (by about ±100 KiB, only ever upwards of what the program needs, and more
+# while other processes churn the page cache), so the minimum is the steady figure.
+smaller() { if [ -z "$1" ] || [ "${2% *}" -lt "${1% *}" ]; then echo "$2"; else echo "$1"; fi; }
+core="" dispatch=""
+for _ in $(seq 1 15); do
+  core=$(smaller "$core" "$("$bin/FootprintCore" | tail -1)")
+  dispatch=$(smaller "$dispatch" "$("$bin/FootprintDispatch" | tail -1)")
+done
 difference=$(( ${core% *} - ${dispatch% *} ))
 echo "footprint: peak RSS: CovenantCore ${core% *} KiB, Dispatch only ${dispatch% *} KiB," \
   "difference $difference KiB (limit 1024)"
