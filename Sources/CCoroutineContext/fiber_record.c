@@ -49,7 +49,7 @@ cov_fiber_t *cov_fiber_record_allocate(void) {
     if (!record) return NULL;
     if ((uintptr_t)record & COV_STACK_FLAGS) cov_fatal("malloc returned a block aligned below 8");
   }
-  memset(record, 0, sizeof *record);
+  *record = (cov_fiber_t){0};  // inline stores (a memset call of this size costs more)
   return record;
 }
 

@@ -46,6 +46,16 @@ package struct InlineAtomic<Value: InlineAtomicValue>: AtomicOperations, ~Copyab
     store(initialValue, ordering: .relaxed)
   }
 
+  /// An atomic whose storage is not initialized yet: its owner stores its first value (with
+  /// `store`) before anything reads it, once the owner itself is initialized. For atomics in a
+  /// class, whose initializer would otherwise build each one in a temporary and move it into the
+  /// object through an opaque call (a call the optimizer cannot see through, which costs the
+  /// initializer a retain and a release of its other arguments).
+  @inlinable @inline(__always)
+  package init(uninitialized: Void) {
+    storage = AtomicStorage()
+  }
+
   /// Runs `body` with the storage's address. Borrowing `self` (an address-only type) yields the
   /// storage in place; `storage` is the first and only stored property, at offset 0. (The tests
   /// check that the address is the same on every call and lies inside the owning object.)
@@ -68,6 +78,12 @@ package struct InlineByteAtomic<Value: InlineAtomicByteValue>: AtomicOperations,
   package init(_ initialValue: Value) {
     storage = AtomicByteStorage()
     store(initialValue, ordering: .relaxed)
+  }
+
+  /// See ``InlineAtomic/init(uninitialized:)``.
+  @inlinable @inline(__always)
+  package init(uninitialized: Void) {
+    storage = AtomicByteStorage()
   }
 
   /// See ``InlineAtomic/withAddress(_:)``.

@@ -26,7 +26,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   // The small fields first: they fill the base class's tail padding.
-  private let canceled = InlineByteAtomic<Bool>(false)
+  private let canceled = InlineByteAtomic<Bool>(uninitialized: ())
   var exit = Exit.suspend
   /// What the coroutine waits for when it next switches out (a `CoroutineWaitKind`, with its
   /// timed flag): set by the coroutine before it suspends, hops or yields, read by its runner
@@ -41,12 +41,15 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Written only by the coroutine itself (before it suspends or hops), read by whoever
   /// schedules it after a wake; the `WaitState` atomics order the two.
   /// The scheduler when it is not a `DispatchQueue` (then `nil`: see `queueBits`).
-  private var otherScheduler: (any CoroutineScheduler)?
+  // `Optional<…>` spelled out, here and below: a `T?` property is set to `nil` before the
+  // initializer runs, which then assigns it again (a release of the `nil` and a retain of the
+  // value, on every coroutine start).
+  private var otherScheduler: Optional<any CoroutineScheduler>
   /// The identity of the scheduler (the object of a class scheduler; 0 for a value type).
   /// Atomic, as the queue below, because a coroutine snapshot reads both from its own thread
   /// (relaxed loads and stores are plain moves); a hop keeps the old scheduler alive until no
   /// snapshot can be reading it (`cov_registry_quiesce`).
-  private let schedulerIdentityWord: InlineAtomic<UInt>
+  private let schedulerIdentityWord = InlineAtomic<UInt>(uninitialized: ())
   var currentSchedulerIdentity: ObjectIdentifier? {
     let bits = schedulerIdentityWord.load(ordering: .relaxed)
     // An `ObjectIdentifier` is the object's address, one word (the snapshot tests check the
@@ -59,7 +62,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
   /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
   /// size is what a million of them cost.
-  private let queueWord: InlineAtomic<UInt>
+  private let queueWord = InlineAtomic<UInt>(uninitialized: ())
   private var queueBits: UInt { queueWord.load(ordering: .relaxed) }
 
   private var dispatchQueue: DispatchQueue? {
@@ -87,7 +90,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// One word for both: before the first slice, what the start asked for (`stackRequest`,
   /// tagged with the low bit), then the fiber (records are aligned, so the bit is clear).
   /// Atomic: a snapshot reads it from its own thread (released once the fiber is made).
-  private let fiberOrRequestWord: InlineAtomic<UInt>
+  private let fiberOrRequestWord = InlineAtomic<UInt>(uninitialized: ())
   private var fiberOrRequest: UInt { fiberOrRequestWord.load(ordering: .relaxed) }
 
   /// The coroutine's fiber, once its first slice has made it.
@@ -107,8 +110,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// Told instead of running the body when no stack can be had: a
   /// `CoroutineStartFailureReceiver`, kept as one word. Dropped when the coroutine finishes: it
   /// may be an object that keeps the coroutine (a `coroutineFuture`'s future).
-  private var startFailureReceiver: AnyObject?
-  private var body: (() throws -> Void)?
+  private var startFailureReceiver: Optional<AnyObject>
+  private var body: Optional<() throws -> Void>
   /// Where the coroutine was started, for the report of an error its body throws.
   let startFile: StaticString
   /// 32 bits: it fits in the padding after `startFile`.
@@ -123,14 +126,14 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// the generation of that await, plus two flags: `staleRegistration` while a cell that the
   /// coroutine gave up waiting for may still read its chain link, `notifiedRegistration` once
   /// that cell's notifier is done with it.
-  private let registration = InlineAtomic<UInt64>(0)
+  private let registration = InlineAtomic<UInt64>(uninitialized: ())
   private static let staleRegistration: UInt64 = 1 << 63
   private static let notifiedRegistration: UInt64 = 1 << 62
   private static let registrationFlags = staleRegistration | notifiedRegistration
   /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
   /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
   /// lock-free stack: each side's single atomic step decides who runs the callbacks).
-  private let completion = InlineAtomic<UInt>(0)
+  private let completion = InlineAtomic<UInt>(uninitialized: ())
   private static let finishedMark: UInt = 1
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
@@ -148,13 +151,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
     let (identity, queue) = classifyScheduler(scheduler)
-    schedulerIdentityWord = InlineAtomic(Self.bits(identity))
-    queueWord = InlineAtomic(Self.retainedBits(queue))
     otherScheduler = queue == nil ? scheduler : nil
-    fiberOrRequestWord = InlineAtomic(Self.tagged(stack))
     self.startFailureReceiver = startFailureReceiver
     self.body = body
     super.init()
+    initializeAtomics(identity: Self.bits(identity), queue: Self.retainedBits(queue), stack: stack)
   }
 
   /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
@@ -166,13 +167,25 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   ) {
     startFile = file
     startLine = UInt32(truncatingIfNeeded: line)
-    queueWord = InlineAtomic(Self.retainedBits(queue))
-    schedulerIdentityWord = InlineAtomic(
-      UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()))
-    fiberOrRequestWord = InlineAtomic(Self.tagged(stack))
+    otherScheduler = nil
     startFailureReceiver = nil
     self.body = body
     super.init()
+    initializeAtomics(
+      identity: UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()),
+      queue: Self.retainedBits(queue), stack: stack)
+  }
+
+  /// The first values of the atomics (built uninitialized: see
+  /// `InlineAtomic.init(uninitialized:)`).
+  @inline(__always)
+  private func initializeAtomics(identity: UInt, queue: UInt, stack: CoroutineStackRequest) {
+    canceled.store(false, ordering: .relaxed)
+    schedulerIdentityWord.store(identity, ordering: .relaxed)
+    queueWord.store(queue, ordering: .relaxed)
+    fiberOrRequestWord.store(Self.tagged(stack), ordering: .relaxed)
+    registration.store(0, ordering: .relaxed)
+    completion.store(0, ordering: .relaxed)
   }
 
   deinit {

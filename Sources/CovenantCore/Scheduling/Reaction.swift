@@ -16,7 +16,7 @@ class Reaction: @unchecked Sendable {
   /// The next reaction of the chain this one is in: the bits of a retained `Unmanaged`
   /// reference, 0 at the end. Written under the owning cell's lock; read by the notifier after
   /// it took the chain out of the cell.
-  @usableFromInline final let nextInChain = InlineAtomic<UInt>(0)
+  @usableFromInline final let nextInChain = InlineAtomic<UInt>(uninitialized: ())
 
   /// Whether telling this reaction (`observedResolution`) may run code that resolves further
   /// promises or futures before it returns: a closure observer, a coroutine resumed on the
@@ -28,6 +28,7 @@ class Reaction: @unchecked Sendable {
 
   @usableFromInline init(resolvesInlineWhenTold: Bool = true) {
     self.resolvesInlineWhenTold = resolvesInlineWhenTold
+    nextInChain.store(0, ordering: .relaxed)
   }
 
   /// Called once, synchronously on the resolving thread and outside any lock, when the cell
