@@ -15,42 +15,17 @@ set -euo pipefail
 
 SECONDS_PER_RUN=${1:-20}
 REQUESTS=${2:-10000}
-HERE=$(cd "$(dirname "$0")" && pwd)
-BIN="$HERE/.build/release"
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]:-}"; do
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-for tool in wrk python3 curl; do
-  command -v "$tool" >/dev/null || {
-    apt-get install -y "$tool" >/dev/null 2>&1 ||
-      { apt-get update >/dev/null 2>&1 && apt-get install -y "$tool" >/dev/null 2>&1; }
-  }
-done
+source "$(dirname "$0")/servers.sh"
+install_tools wrk python3 curl
 # Each side holds REQUESTS sockets (plus a few): as many files as the hard limit allows.
 ulimit -n $((REQUESTS + 4096)) 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-
-if [ "${LOAD_NO_BUILD:-0}" != 1 ]; then
-  swift build -c release --package-path "$HERE" --product CovenantHTTPExample >&2
-  swift build -c release --package-path "$HERE" --product CovenantHTTPAsyncBaseline >&2
-fi
-
-status_kib() { awk -v key="$2:" '$1 == key { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
+build_servers
 
 measure() {
   local name=$1 binary=$2 port=$3
-  "$BIN/$binary" "$port" "$(nproc)" >"$WORK/$name.log" 2>&1 &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 1 100); do grep -q listening "$WORK/$name.log" 2>/dev/null && break; sleep 0.1; done
+  start_server "$name" "$binary" "$port" "$(nproc)"
+  local pid=$SERVER_PID
   local base="http://127.0.0.1:$port"
-  curl -sf "$base/hello" >/dev/null
   sleep 1
   local idle_rss idle_vm
   idle_rss=$(status_kib "$pid" VmRSS)

@@ -18,30 +18,9 @@ WRK_THREADS=${3:-1}
 ROUNDS=${ROUNDS:-1}
 COVENANT_LOOPS=${COVENANT_LOOPS:-$(nproc)}
 ASYNC_LOOPS=${ASYNC_LOOPS:-$(nproc)}
-HERE=$(cd "$(dirname "$0")" && pwd)
-BIN="$HERE/.build/release"
-WORK=$(mktemp -d)
-PIDS=()
-
-cleanup() {
-  for pid in "${PIDS[@]:-}"; do
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
-if ! command -v wrk >/dev/null; then
-  echo "load.sh: installing wrk" >&2
-  (apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && apt-get install -y wrk >/dev/null 2>&1; }) \
-    || { echo "load.sh: could not install wrk" >&2; exit 1; }
-fi
-
-if [ "${LOAD_NO_BUILD:-0}" != 1 ]; then
-  echo "load.sh: building the servers (release)" >&2
-  swift build -c release --package-path "$HERE" --product CovenantHTTPExample >&2
-  swift build -c release --package-path "$HERE" --product CovenantHTTPAsyncBaseline >&2
-fi
+source "$(dirname "$0")/servers.sh"
+install_tools wrk curl
+build_servers
 
 # wrk prints latencies as 850.00us, 1.23ms or 1.02s; in milliseconds:
 to_ms() { echo "$1" | awk '/us$/ { printf "%.3f", $0 / 1000; next } /ms$/ { printf "%.3f", $0 + 0; next }
@@ -50,28 +29,19 @@ to_ms() { echo "$1" | awk '/us$/ { printf "%.3f", $0 / 1000; next } /ms$/ { prin
 # CPU time (user + system) the process has used, in milliseconds.
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1000 / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo "?"; }
 
 # run NAME BINARY PORT: starts the server, loads it, prints one result line to $WORK/results.
 run() {
   local name=$1 binary=$2 port=$3 loops=$4
-  "$BIN/$binary" "$port" "$loops" >"$WORK/$name.log" 2>&1 &
-  local pid=$!
-  PIDS+=("$pid")
-  for _ in $(seq 1 100); do
-    grep -q "listening" "$WORK/$name.log" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || { cat "$WORK/$name.log" >&2; echo "load.sh: $name died" >&2; exit 1; }
-    sleep 0.1
-  done
-  grep -q "listening" "$WORK/$name.log" || { echo "load.sh: $name did not start" >&2; exit 1; }
+  start_server "$name" "$binary" "$port" "$loops"
+  local pid=$SERVER_PID
   local url="http://127.0.0.1:$port/hello"
-  curl -sf "$url" >/dev/null || { echo "load.sh: $name does not answer" >&2; exit 1; }
   local rss_start
-  rss_start=$(rss_kib "$pid")
+  rss_start=$(status_kib "$pid" VmRSS)
 
   # RSS every 5 s while wrk runs.
   (
-    while sleep 5; do echo "$(rss_kib "$pid")"; done
+    while sleep 5; do echo "$(status_kib "$pid" VmRSS)"; done
   ) >"$WORK/$name.rss" &
   local sampler=$!
   local cpu_start
@@ -79,7 +49,7 @@ run() {
   wrk -t "$WRK_THREADS" -c "$CONNECTIONS" -d "${SECONDS_PER_RUN}s" --latency "$url" >"$WORK/$name.wrk" 2>&1
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
   local rss_end cpu_used
-  rss_end=$(rss_kib "$pid")
+  rss_end=$(status_kib "$pid" VmRSS)
   cpu_used=$(( $(cpu_ms "$pid") - cpu_start ))
   # Still serving after the run (no wedged loop).
   local after="ok"

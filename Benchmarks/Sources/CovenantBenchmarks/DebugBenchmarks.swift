@@ -1,6 +1,7 @@
 import Covenant
 import Dispatch
 import Foundation
+import Synchronization
 
 // D1: a coroutine snapshot of 100,000 suspended coroutines (issue "See inside"): under 1 s,
 // while other coroutines go on running. Not a comparison: the "baseline" is the 1 s budget.
@@ -83,28 +84,11 @@ func benchD1(_ effort: Effort) {
 }
 
 /// Rounds of D1's ping-pong, and its stop flag.
-final class RoundCounter: @unchecked Sendable {
-  private let lock = NSLock()
-  private var count = 0
-  private var isStopped = false
-  func add() {
-    lock.lock()
-    count += 1
-    lock.unlock()
-  }
-  var value: Int {
-    lock.lock()
-    defer { lock.unlock() }
-    return count
-  }
-  func stop() {
-    lock.lock()
-    isStopped = true
-    lock.unlock()
-  }
-  var stopped: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return isStopped
-  }
+final class RoundCounter: Sendable {
+  private let count = Atomic<Int>(0)
+  private let isStopped = Atomic<Bool>(false)
+  func add() { count.add(1, ordering: .relaxed) }
+  var value: Int { count.load(ordering: .relaxed) }
+  func stop() { isStopped.store(true, ordering: .relaxed) }
+  var stopped: Bool { isStopped.load(ordering: .relaxed) }
 }

@@ -1,5 +1,6 @@
 import CovenantNIO
 import Dispatch
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOPosix
@@ -74,7 +75,7 @@ final class EventLoopSchedulerTests: XCTestCase {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
     defer { try? group.syncShutdownGracefully() }
     let count = 10_000
-    let allStarted = Counter()
+    let allStarted = NIOLockedValueBox(0)
     let gate = CoPromise<Int>()
     var futures: [CoFuture<Int>] = []
     futures.reserveCapacity(count)
@@ -82,7 +83,7 @@ final class EventLoopSchedulerTests: XCTestCase {
       let loop = group.next()
       futures.append(
         loop.coroutineFuture(stackSize: 64 * 1024) { () -> Int in
-          allStarted.increment()
+          allStarted.withLockedValue { $0 += 1 }
           let base = try gate.await()  // all 10,000 suspended here at the same time
           let timer = try loop.scheduleTask(in: .milliseconds(1)) { index }.futureResult.await()
           return base + timer
@@ -91,7 +92,7 @@ final class EventLoopSchedulerTests: XCTestCase {
     // Release the gate only once every coroutine is suspended on it.
     let everyoneWaiting = CoPromise<Void>()
     DispatchQueue.global().startCoroutine {
-      while allStarted.value < count { try Coroutine.delay(.milliseconds(5)) }
+      while allStarted.withLockedValue({ $0 }) < count { try Coroutine.delay(.milliseconds(5)) }
       everyoneWaiting.success()
     }
     _ = value(of: everyoneWaiting)
@@ -106,14 +107,15 @@ final class EventLoopSchedulerTests: XCTestCase {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     defer { try? group.syncShutdownGracefully() }
     let loop = group.next()
-    let otherTaskRan = ManagedFlag()
+    let otherTaskRan = NIOLockedValueBox(false)
     let future = loop.coroutineFuture { () -> Bool in
-      loop.execute { otherTaskRan.set() }  // a plain NIO task queued behind us
+      // A plain NIO task queued behind us.
+      loop.execute { otherTaskRan.withLockedValue { $0 = true } }
       for _ in 0..<(4 * EventLoopCoroutineScheduler.turnBudget) {
-        if otherTaskRan.isSet { return true }
+        if otherTaskRan.withLockedValue({ $0 }) { return true }
         try Coroutine.yield()
       }
-      return otherTaskRan.isSet
+      return otherTaskRan.withLockedValue { $0 }
     }
     XCTAssertEqual(value(of: future), true)
   }
@@ -130,21 +132,5 @@ final class EventLoopSchedulerTests: XCTestCase {
     nioPromise.succeed(21)  // resumes it inside a turn: completes in this call
     XCTAssertEqual(try future.result?.get(), 42)
     try loop.syncShutdownGracefully()
-  }
-}
-
-/// A flag safe to set and read from any thread.
-final class ManagedFlag: @unchecked Sendable {
-  private let lock = NSLock()
-  private var flag = false
-  func set() {
-    lock.lock()
-    flag = true
-    lock.unlock()
-  }
-  var isSet: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return flag
   }
 }

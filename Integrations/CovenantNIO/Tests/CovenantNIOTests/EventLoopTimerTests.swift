@@ -1,5 +1,6 @@
 import CovenantNIO
 import Dispatch
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import NIOPosix
@@ -81,24 +82,26 @@ extension EventLoopTimerTests {
   /// once (releasing what it holds), and it never runs.
   func testCancellingALoopTimerReleasesItsTask() throws {
     let loop = EmbeddedEventLoop()
-    let ran = ManagedFlag()
+    let ran = NIOLockedValueBox(false)
     weak var weakPayload: Tracked?
     let timer: any CoroutineTimer
     do {
       let payload = Tracked()
       weakPayload = payload
       timer = loop.coroutineScheduler.scheduleTask(after: .seconds(30)) {
-        withExtendedLifetime(payload) { ran.set() }
+        withExtendedLifetime(payload) { ran.withLockedValue { $0 = true } }
       }
     }
     XCTAssertNotNil(weakPayload)
     timer.cancel()
     XCTAssertNil(weakPayload)
     loop.advanceTime(by: .seconds(60))
-    XCTAssertFalse(ran.isSet)
-    let fired = loop.coroutineScheduler.scheduleTask(after: .seconds(1)) { ran.set() }
+    XCTAssertFalse(ran.withLockedValue { $0 })
+    let fired = loop.coroutineScheduler.scheduleTask(after: .seconds(1)) {
+      ran.withLockedValue { $0 = true }
+    }
     loop.advanceTime(by: .seconds(1))
-    XCTAssertTrue(ran.isSet)
+    XCTAssertTrue(ran.withLockedValue { $0 })
     fired.cancel()  // after it ran: harmless
     try loop.syncShutdownGracefully()
   }

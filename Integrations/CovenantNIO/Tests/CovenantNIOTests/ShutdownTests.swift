@@ -1,4 +1,5 @@
 import CovenantNIO
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import XCTest
@@ -13,7 +14,7 @@ final class ShutdownTests: XCTestCase {
     let otherGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     defer { try? otherGroup.syncShutdownGracefully() }
     let neverCompletedNIO = otherGroup.next().makePromise(of: Int.self)
-    let sawCancel = Counter()
+    let sawCancel = NIOLockedValueBox(0)
     var futures: [CoFuture<Int>] = []
     var watchers: [() -> Tracked?] = []
     for index in 0..<count {
@@ -31,7 +32,7 @@ final class ShutdownTests: XCTestCase {
             default: return try CoFuture(neverCompletedNIO.futureResult).await()
             }
           } catch {
-            sawCancel.increment()
+            sawCancel.withLockedValue { $0 += 1 }
             throw error
           }
         })
@@ -47,7 +48,7 @@ final class ShutdownTests: XCTestCase {
         XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
       }
     }
-    XCTAssertEqual(sawCancel.value, count)
+    XCTAssertEqual(sawCancel.withLockedValue { $0 }, count)
     // Every coroutine finished and released what it captured (its stack went with it).
     XCTAssertEqual(watchers.compactMap { $0() }.count, 0)
     neverCompletedNIO.fail(TestError())  // keep NIO's leak check quiet
@@ -82,14 +83,14 @@ final class ShutdownTests: XCTestCase {
     try group.syncShutdownGracefully()
     // A new lookup after the shutdown: the registry remembers the loop is dead.
     XCTAssertTrue(loop.coroutineScheduler.isShutDown)
-    let ran = ManagedFlag()
+    let ran = NIOLockedValueBox(false)
     let future = loop.coroutineFuture { () -> Int in
-      ran.set()
+      ran.withLockedValue { $0 = true }
       return 2
     }
     XCTAssertThrowsError(try outcome(of: future).get()) { error in
       XCTAssertEqual(error as? EventLoopError, .shutdown, "\(error)")
     }
-    XCTAssertFalse(ran.isSet)
+    XCTAssertFalse(ran.withLockedValue { $0 })
   }
 }

@@ -32,22 +32,6 @@ func value<T>(of future: CoFuture<T>, file: StaticString = #filePath, line: UInt
   }
 }
 
-/// A counter safe to bump from any thread.
-final class Counter: @unchecked Sendable {
-  private let lock = NSLock()
-  private var count = 0
-  func increment() {
-    lock.lock()
-    count += 1
-    lock.unlock()
-  }
-  var value: Int {
-    lock.lock()
-    defer { lock.unlock() }
-    return count
-  }
-}
-
 /// An object whose deallocation tests can observe through a weak reference.
 final class Tracked: @unchecked Sendable {}
 
