@@ -12,6 +12,14 @@ extension EventLoopCoroutineScheduler {
   /// loop's scheduled task (`Scheduled.cancel()`), which releases `task` at once. A negative
   /// delay counts as zero; `.never` never runs `task`. After the loop has shut down, the timer
   /// runs `task` on the private queue that takes over the loop's work.
+  ///
+  /// A timer still pending when the loop shuts down runs `task` then, early: NIO fails a
+  /// closing loop's scheduled tasks (`EventLoopError.shutdown`) instead of running them, and a
+  /// coroutine the shutdown does not cancel (one started through Covenant's generic
+  /// `CoroutineScheduler` API is not tracked here) would otherwise stay suspended forever in its
+  /// delay or timed wait. NIO fails them on the loop's thread during its final drain, so `task`
+  /// runs there, in a turn, like the work `loopDidShutDown()` finishes: from another thread its
+  /// wake-up would be an `execute` the closed loop refuses (with an error message).
   @discardableResult
   public func scheduleTask(
     after delay: DispatchTimeInterval, _ task: @escaping () -> Void
@@ -20,6 +28,11 @@ extension EventLoopCoroutineScheduler {
     if isShutDown { return Self.afterShutdown.scheduleTask(after: delay, task) }
     nonisolated(unsafe) let task = task
     let scheduled = eventLoop.scheduleTask(in: amount) { [self] in withTurn { task() } }
+    scheduled.futureResult.whenFailure { [self] error in
+      // `cancel()` fails the task with `.cancelled`: only the shutdown's failure runs it.
+      guard (error as? EventLoopError) == .shutdown else { return }
+      if eventLoop.inEventLoop { withTurn { task() } } else { Self.runAfterShutdown(task) }
+    }
     return LoopTimer(scheduled: scheduled)
   }
 }

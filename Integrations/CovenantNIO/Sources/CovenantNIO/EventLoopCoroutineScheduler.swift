@@ -26,7 +26,8 @@ import Synchronization
 /// cancelled: a pending `await` throws `CoroutineError.canceled`, later ones throw at once, and
 /// their futures fail with `EventLoopError.shutdown`. Work that becomes ready after the loop
 /// has stopped runs on a private serial dispatch queue instead (a shut-down loop drops tasks),
-/// so no coroutine is left suspended forever by the shutdown itself.
+/// and timers still pending at the shutdown fire then, early (NIO fails them rather than
+/// running them), so no coroutine is left suspended forever by the shutdown itself.
 public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked Sendable {
   /// The loop this scheduler runs tasks on.
   public let eventLoop: any EventLoop
@@ -58,7 +59,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
 
   /// Runs a task that can no longer go to the loop. `@unchecked`: a scheduler task is not
   /// `Sendable`, but it is made to run on another thread (that is what a scheduler is for).
-  private static func runAfterShutdown(_ task: @escaping () -> Void) {
+  static func runAfterShutdown(_ task: @escaping () -> Void) {
     nonisolated(unsafe) let task = task
     afterShutdown.async { task() }
   }

@@ -93,4 +93,37 @@ final class ShutdownTests: XCTestCase {
     }
     XCTAssertFalse(ran.withLockedValue { $0 })
   }
+
+  /// A coroutine started through Covenant's generic API (`CoroutineScheduler.coroutineFuture`)
+  /// is not tracked by the loop's scheduler, so the shutdown does not cancel it. NIO fails a
+  /// shut-down loop's scheduled tasks instead of running them: the scheduler's timers must then
+  /// fire at once, or such a coroutine's delay or timed wait would never end. They fire on the
+  /// loop's thread during its final drain: from another thread the wake-up would be an
+  /// `execute` the closed loop refuses (NIO prints an error, and crashes in its strict mode).
+  func testPendingTimersOfUntrackedCoroutinesFireWhenTheLoopShutsDown() throws {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let loop = group.next()
+    let scheduler: any CoroutineScheduler = loop.coroutineScheduler
+    let delayed = scheduler.coroutineFuture { () -> String in
+      try Coroutine.delay(.seconds(3600))
+      // A timer armed while the loop drains its last work ends at once too.
+      try Coroutine.delay(.seconds(3600))
+      return "delays ended on the loop's thread: \(loop.inEventLoop)"
+    }
+    let timed = scheduler.coroutineFuture { () -> String in
+      do {
+        return "answered \(try CoPromise<Int>().await(timeout: .seconds(3600)))"
+      } catch {
+        return "\(error)"
+      }
+    }
+    try loop.submit {}.wait()  // both coroutines have run up to their waits
+    XCTAssertNil(delayed.result)
+    XCTAssertNil(timed.result)
+
+    try group.syncShutdownGracefully()
+
+    XCTAssertEqual(value(of: delayed), "delays ended on the loop's thread: true")
+    XCTAssertEqual(value(of: timed), "\(CoFutureError.timeout)")
+  }
 }
