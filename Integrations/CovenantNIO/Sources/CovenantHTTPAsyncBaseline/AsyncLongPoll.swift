@@ -13,7 +13,7 @@ final class AsyncLongPoll: Sendable {
     let released = await withCheckedContinuation { continuation in
       waiters.withLockedValue { $0.append(continuation) }
     }
-    return "Released with \(released) others.\n"
+    return "Released with \(released - 1) others.\n"
   }
 
   /// Resumes every waiting request; returns how many were waiting.

@@ -33,20 +33,22 @@ final class EventLoopTimerTests: XCTestCase {
 
   func testDelayAndTimeoutsFollowAnEmbeddedLoopsClock() throws {
     let loop = EmbeddedEventLoop()
-    let log = Log()
+    let log = NIOLockedValueBox<[String]>([])
     let reply = CoPromise<Int>()
     loop.startCoroutine {
       try Coroutine.delay(.seconds(10))
-      log.append("delay done")
-      do { _ = try reply.await(timeout: .seconds(30)) } catch { log.append("\(error)") }
+      log.withLockedValue { $0.append("delay done") }
+      do { _ = try reply.await(timeout: .seconds(30)) } catch {
+        log.withLockedValue { $0.append("\(error)") }
+      }
     }
     loop.run()
     loop.advanceTime(by: .seconds(9))
-    XCTAssertEqual(log.entries, [])
+    XCTAssertEqual(log.withLockedValue { $0 }, [])
     loop.advanceTime(by: .seconds(1))
-    XCTAssertEqual(log.entries, ["delay done"])
+    XCTAssertEqual(log.withLockedValue { $0 }, ["delay done"])
     loop.advanceTime(by: .seconds(30))
-    XCTAssertEqual(log.entries, ["delay done", "\(CoFutureError.timeout)"])
+    XCTAssertEqual(log.withLockedValue { $0 }, ["delay done", "\(CoFutureError.timeout)"])
     try loop.syncShutdownGracefully()
   }
 
@@ -104,21 +106,5 @@ extension EventLoopTimerTests {
     XCTAssertTrue(ran.withLockedValue { $0 })
     fired.cancel()  // after it ran: harmless
     try loop.syncShutdownGracefully()
-  }
-}
-
-/// A log safe to append to from any thread.
-final class Log: @unchecked Sendable {
-  private let lock = NSLock()
-  private var stored: [String] = []
-  func append(_ entry: String) {
-    lock.lock()
-    stored.append(entry)
-    lock.unlock()
-  }
-  var entries: [String] {
-    lock.lock()
-    defer { lock.unlock() }
-    return stored
   }
 }
