@@ -1,11 +1,32 @@
 #!/usr/bin/env bash
 # Footprint check of CI (called by .ci/run): the Foundation-free core stays Foundation-free.
-# Builds .ci/footprint's two release programs — the same work through CovenantCore and through
-# Dispatch alone — and fails if the CovenantCore one links Foundation (libFoundation*,
-# FoundationEssentials, ICU) or if its peak RSS is more than 1 MiB above the Dispatch one's.
+#
+# The requirement (SPEC §1.1): the code a server links — CovenantCore — does not load
+# Foundation. .ci/footprint holds two release programs doing the same small piece of work,
+# through CovenantCore and through Dispatch alone. The gates:
+#   1. `ldd FootprintCore` names no Foundation or ICU library (`otool -L` on macOS);
+#   2. FootprintCore, running, has no Foundation or ICU library mapped (/proc/self/maps: this
+#      also catches a `dlopen`, which `ldd` cannot see);
+#   3. its peak private anonymous memory (RssAnon, read inside the work, while the coroutine and
+#      its stack are alive, and at the end) is at most ANON_BUDGET_KIB above the Dispatch
+#      program's: what loading Foundation (or a new start-up cost of the core) would add.
+#      Measured on the 2-core CI machine, load average 5, 20 paired runs: CovenantCore
+#      836–848 KiB, Dispatch only 720–744 KiB, difference 96–120 KiB (steady within ±12 KiB).
+#      The Dispatch program importing Foundation and calling `Date()` has 1,456–1,460 KiB:
+#      Foundation adds about 730 KiB of its own. The budget, 256 KiB, is twice the measured
+#      difference and a third of what Foundation adds.
+# Peak RSS (VmHWM) is printed for information, not gated: it also counts the pages of code and
+# shared libraries, and which of those the kernel faults in around an access varies from run to
+# run (and with the page cache other processes churn). The gate it replaces, "VmHWM within 1 MiB
+# of the Dispatch program's", failed with nothing changed: paired differences of 672–1,100 KiB
+# over the same 20 runs, against a steady RssAnon difference. (Foundation would add 7.8 MiB.)
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/footprint"
-printf '\n==== footprint: CovenantCore without Foundation (%s) ====\n' "$(date -u +%H:%M:%S)"
+section "footprint: CovenantCore without Foundation"
+
+ANON_BUDGET_KIB=256
+RUNS=11
 
 swift build -c release >/dev/null
 bin=$(swift build -c release --show-bin-path)
@@ -25,23 +46,41 @@ else
   fi
 fi
 
-# Each program prints "<peak RSS KiB> <private anonymous RSS KiB>". The smallest of fifteen runs
-# of each, the two programs alternating: which shared-library pages the kernel maps around a
-# fault varies per run (by about ±100 KiB, only ever upwards of what the program needs, and more
-# while other processes churn the page cache), so the minimum is the steady figure.
-smaller() { if [ -z "$1" ] || [ "${2% *}" -lt "${1% *}" ]; then echo "$2"; else echo "$1"; fi; }
-core="" dispatch=""
-for _ in $(seq 1 15); do
-  core=$(smaller "$core" "$("$bin/FootprintCore" | tail -1)")
-  dispatch=$(smaller "$dispatch" "$("$bin/FootprintDispatch" | tail -1)")
+# Each program prints "<peak RSS KiB> <peak RssAnon KiB> <Foundation/ICU mappings>" last. The
+# two alternate, RUNS times each; the smallest figure of each program is compared (a run can
+# only add pages to what the program needs, never remove any).
+runs=$(mktemp)
+trap 'rm -f "$runs"' EXIT
+for _ in $(seq 1 "$RUNS"); do
+  echo "core $("$bin/FootprintCore" | tail -1)" >>"$runs"
+  echo "dispatch $("$bin/FootprintDispatch" | tail -1)" >>"$runs"
 done
-difference=$(( ${core% *} - ${dispatch% *} ))
-echo "footprint: peak RSS: CovenantCore ${core% *} KiB, Dispatch only ${dispatch% *} KiB," \
-  "difference $difference KiB (limit 1024)"
-echo "footprint: private anonymous RSS: CovenantCore ${core#* } KiB," \
-  "Dispatch only ${dispatch#* } KiB"
-if [ "$difference" -gt 1024 ]; then
-  echo "footprint: CovenantCore costs more than 1 MiB of peak RSS over Dispatch alone"
+smallest() { awk -v who="$1" -v field="$2" '$1 == who && (m == "" || $field < m) { m = $field } END { print m }' "$runs"; }
+core_peak=$(smallest core 2) dispatch_peak=$(smallest dispatch 2)
+core_anon=$(smallest core 3) dispatch_anon=$(smallest dispatch 3)
+mapped=$(awk '$1 == "core" && $4 != 0 { n++ } END { print n + 0 }' "$runs")
+anon_difference=$((core_anon - dispatch_anon))
+
+if [ "$(uname)" = Linux ]; then
+  if [ "$mapped" -ne 0 ]; then
+    echo "footprint: FootprintCore had Foundation or ICU libraries mapped in $mapped of $RUNS runs"
+    status=1
+  else
+    echo "footprint: FootprintCore at run time: no Foundation or ICU library mapped"
+  fi
+fi
+echo "footprint: peak private anonymous RSS: CovenantCore $core_anon KiB, Dispatch only" \
+  "$dispatch_anon KiB, difference $anon_difference KiB (budget $ANON_BUDGET_KIB)"
+# Informational: the smallest peak RSS of each, and the spread of the paired differences.
+echo "footprint: peak RSS (VmHWM, not gated): CovenantCore $core_peak KiB, Dispatch only" \
+  "$dispatch_peak KiB, difference $((core_peak - dispatch_peak)) KiB;" \
+  "paired differences $(paste -d' ' <(awk '$1 == "core" { print $2 }' "$runs") \
+    <(awk '$1 == "dispatch" { print $2 }' "$runs") |
+    awk '{ d = $1 - $2; if (NR == 1 || d < lo) lo = d; if (NR == 1 || d > hi) hi = d }
+      END { printf "%d to %d KiB", lo, hi }')"
+if [ "$anon_difference" -gt "$ANON_BUDGET_KIB" ]; then
+  echo "footprint: CovenantCore costs more than $ANON_BUDGET_KIB KiB of private memory over" \
+    "Dispatch alone (Foundation loaded, or a new start-up cost?)"
   status=1
 fi
 exit $status

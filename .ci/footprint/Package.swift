@@ -9,7 +9,7 @@ let package = Package(
   platforms: [.iOS(.v15), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1), .macOS(.v12)],
   dependencies: [.package(name: "Covenant", path: "../..")],
   targets: [
-    // Reads the process's peak resident set size, without Foundation.
+    // Reads the memory figures (peak RSS, peak private anonymous RSS) without Foundation.
     .target(name: "FootprintSupport"),
     .executableTarget(
       name: "FootprintCore",

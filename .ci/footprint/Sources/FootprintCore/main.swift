@@ -10,6 +10,7 @@ let answer = Promise<Int>(on: .global()) { 42 }
 queue.startCoroutine {
   let value = try answer.await()
   precondition(value == 42)
+  sampleMemory()  // the peak point: the coroutine and its stack are alive
   done.signal()
 }
 done.wait()

@@ -9,6 +9,7 @@ DispatchQueue.global().async {
   let answer = 42
   queue.async {
     precondition(answer == 42)
+    sampleMemory()  // the same point of the work as FootprintCore's
     done.signal()
   }
 }
