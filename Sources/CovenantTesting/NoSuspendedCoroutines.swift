@@ -56,15 +56,38 @@ public func expectNoSuspendedCoroutines(
   startedSince checkpoint: UInt64 = 0, timeout: TimeInterval = 1,
   where include: (CoroutineInfo) -> Bool = { _ in true }
 ) throws {
-  try withoutActuallyEscaping(include) { include in
-    let alive = { () -> [CoroutineInfo] in
-      CoroutineSnapshot.take(backtraces: false).coroutines.filter {
-        $0.id >= checkpoint && include($0)
-      }
+  let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+  if spinRunLoop(until: deadline, { alive(since: checkpoint, include).isEmpty }) { return }
+  try report(Set(alive(since: checkpoint, include).map(\.id)), timeout: timeout)
+}
+
+/// `expectNoSuspendedCoroutines(startedSince:timeout:where:)` for async code (the Swift Testing
+/// trait): it polls with `Task.sleep`, so the wait holds none of the cooperative pool's threads
+/// (as many as the cores), which the coroutines' own work or other tests may need meanwhile.
+/// - Throws: `SuspendedCoroutinesError`, or `CancellationError` if the task is cancelled.
+func awaitNoSuspendedCoroutines(
+  startedSince checkpoint: UInt64, timeout: TimeInterval,
+  where include: (CoroutineInfo) -> Bool
+) async throws {
+  let deadline = Date(timeIntervalSinceNow: max(0, timeout))
+  while !alive(since: checkpoint, include).isEmpty {
+    let left = deadline.timeIntervalSinceNow
+    if left <= 0 {
+      try report(Set(alive(since: checkpoint, include).map(\.id)), timeout: timeout)
+      return
     }
-    let deadline = Date(timeIntervalSinceNow: max(0, timeout))
-    if spinRunLoop(until: deadline, { alive().isEmpty }) { return }
-    try report(Set(alive().map(\.id)), timeout: timeout)
+    // The blocking check's step (2 ms), so both notice a finish as soon.
+    try await Task.sleep(nanoseconds: UInt64(min(left, 0.002) * 1_000_000_000))
+  }
+}
+
+/// The coroutines started since `checkpoint` that `include` accepts and that are still alive
+/// (a snapshot without backtraces: the cheap one, taken at every step of the wait).
+private func alive(
+  since checkpoint: UInt64, _ include: (CoroutineInfo) -> Bool
+) -> [CoroutineInfo] {
+  CoroutineSnapshot.take(backtraces: false).coroutines.filter {
+    $0.id >= checkpoint && include($0)
   }
 }
 

@@ -26,7 +26,8 @@
     /// On a suite, the check applies to each of its tests.
     public var isRecursive: Bool { true }
 
-    /// Runs the test, then checks its coroutines.
+    /// Runs the test, then checks its coroutines (waiting with `Task.sleep`, not blocking one
+    /// of the threads the tests run on).
     public func provideScope(
       for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
@@ -34,8 +35,9 @@
       let checkpoint = CoroutineSnapshot.nextID
       try await function()
       do {
-        try expectNoSuspendedCoroutines(startedSince: checkpoint, timeout: timeout, where: include)
-      } catch {
+        try await awaitNoSuspendedCoroutines(
+          startedSince: checkpoint, timeout: timeout, where: include)
+      } catch let error as SuspendedCoroutinesError {
         Issue.record(Comment(rawValue: "\(error)"))
       }
     }

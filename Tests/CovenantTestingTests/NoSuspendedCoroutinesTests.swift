@@ -29,6 +29,15 @@ import Testing
     queue.startCoroutine(in: scope, name: "left behind, leaked") {
       _ = try Coroutine.await { (_: @escaping @Sendable (Int) -> Void) in }
     }
+    // The check below gives them only 0.1 s: first let both reach their waits (however busy
+    // the machine), so what it reports does not depend on how fast the queue ran them.
+    let bothWaiting = waitUntil(timeout: 10) {
+      let waiting = CoroutineSnapshot.take(backtraces: false).coroutines.filter {
+        $0.id >= checkpoint && $0.name?.hasPrefix("left behind") == true && $0.state == .suspended
+      }
+      return waiting.count == 2 && waiting.contains { $0.isLeaked }
+    }
+    try #require(bothWaiting, "the two coroutines did not reach their waits in 10 s")
     var thrown: SuspendedCoroutinesError?
     do {
       try expectNoSuspendedCoroutines(startedSince: checkpoint, timeout: 0.1) {
@@ -78,5 +87,52 @@ import Testing
       promise.fulfill(0)
       try expectNoSuspendedCoroutines(timeout: 5) { $0.name == "trait, left" }
     }
+
+    /// The trait's wait suspends (`Task.sleep`) rather than blocking its thread: here the test
+    /// runs on an executor of one thread, and what lets its coroutine finish is a task on that
+    /// same executor, which can run only while the trait's wait leaves the thread free. A
+    /// blocking wait would hold it for the whole timeout and record an issue.
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+    @Test func traitWaitsWithoutBlockingItsThread() async throws {
+      let executor = OneThreadExecutor()
+      let trait = NoSuspendedCoroutinesTrait.noSuspendedCoroutines(timeout: 10) {
+        $0.name == "trait, released by a task"
+      }
+      let test = try #require(Test.current)
+      let testCase = try #require(Test.Case.current)
+      let queue = self.queue
+      try await withTaskExecutorPreference(executor) {
+        try await trait.provideScope(for: test, testCase: testCase) {
+          let promise = Promise<Int>()
+          queue.startCoroutine(name: "trait, released by a task") { _ = try promise.await() }
+          Task(executorPreference: executor) { promise.fulfill(1) }
+        }
+      }
+    }
   #endif
 }
+
+/// Polls `condition` every millisecond until it holds or `timeout` seconds have passed (a bound
+/// against a hang, not a timing); returns whether it held.
+private func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
+  let deadline = Date(timeIntervalSinceNow: timeout)
+  while !condition() {
+    if Date() >= deadline { return false }
+    Thread.sleep(forTimeInterval: 0.001)
+  }
+  return true
+}
+
+#if compiler(>=6.1)
+  /// A task executor with one thread (a serial queue): what runs on it waits while a job of its
+  /// own blocks.
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+  private final class OneThreadExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "one-thread executor")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+      let job = UnownedJob(job)
+      queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+  }
+#endif
