@@ -21,16 +21,17 @@ func benchC2(_ effort: Effort) {
     covenant: { coPromisePingPong(rounds: rounds, on: queue) },
     baseline: { runBlocking { await continuationPingPong(rounds: rounds) } })
   noteSamples("C2", result)
-  let ratioPass = result.ratio <= 0.1
-  let absolutePass = result.covenant <= 150
+  let ratioPass = result.ratio <= SpecTarget.c2
+  let absolutePass = result.covenant <= SpecTarget.c2Nanoseconds
   report(
     "C2", covenant: formatNanos(result.covenant),
     baselineName: "Task+CheckedContinuation", baseline: formatNanos(result.baseline),
-    ratio: result.ratio, target: "≤ 0.10", pass: ratioPass && absolutePass,
+    ratio: result.ratio, target: atMost(SpecTarget.c2), pass: ratioPass && absolutePass,
     extra: ratioPass && !absolutePass ? ["(C2' misses)"] : [])
   report(
     "C2'", covenant: formatNanos(result.covenant), baselineName: "absolute",
-    baseline: "150ns", ratio: result.covenant / 150, target: "≤ 1.00", pass: absolutePass)
+    baseline: formatNanos(SpecTarget.c2Nanoseconds),
+    ratio: result.covenant / SpecTarget.c2Nanoseconds, target: atMost(1), pass: absolutePass)
 }
 
 /// Runs the CoPromise ping-pong; returns ns per hand-off. With a `timeout`, every await is an

@@ -101,6 +101,26 @@ func formatNanos(_ ns: Double) -> String {
 
 func formatRatio(_ ratio: Double) -> String { String(format: "%.2f", ratio) }
 
+/// A ratio target as the result lines print it (`≤ 1.05`). Each SPEC §12 limit is one constant
+/// (`SpecTarget`), used for both the printed target and the verdict.
+func atMost(_ limit: Double) -> String { "≤ \(formatRatio(limit))" }
+
+/// The limits of SPEC §12 that the harness's verdicts use, one place for each.
+enum SpecTarget {
+  /// P1: × a bare `DispatchQueue.async` round trip.
+  static let p1 = 1.05
+  /// P2: × bare `DispatchGroup` + `async`.
+  static let p2 = 1.25
+  /// C1: × bare `async` blocks on the same serial queue.
+  static let c1 = 1.5
+  /// C1': × empty child tasks of a `TaskGroup`.
+  static let c1TaskGroup = 0.25
+  /// C2: × two `Task`s ping-ponging through `CheckedContinuation`.
+  static let c2 = 0.1
+  /// C2': nanoseconds per hand-off, absolute.
+  static let c2Nanoseconds = 100.0
+}
+
 /// Prints one result line: `ID  covenant=…  baseline(name)=…  ratio=…  target=≤ y  PASS|MISS`,
 /// with optional extra fields before the verdict.
 func report(

@@ -30,8 +30,8 @@ func benchP1(_ effort: Effort) {
   noteSamples("P1", result)
   report(
     "P1", covenant: formatNanos(result.covenant), baselineName: "DispatchQueue.async",
-    baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 1.10",
-    pass: result.ratio <= 1.10)
+    baseline: formatNanos(result.baseline), ratio: result.ratio, target: atMost(SpecTarget.p1),
+    pass: result.ratio <= SpecTarget.p1)
 }
 
 /// P2: 10,000 pending promises, each with a `then` on a concurrent queue, then fulfilled; until
@@ -49,8 +49,8 @@ func benchP2(_ effort: Effort) {
   noteSamples("P2", result)
   report(
     "P2", covenant: formatNanos(result.covenant), baselineName: "DispatchGroup+async",
-    baseline: formatNanos(result.baseline), ratio: result.ratio, target: "≤ 1.50",
-    pass: result.ratio <= 1.5)
+    baseline: formatNanos(result.baseline), ratio: result.ratio, target: atMost(SpecTarget.p2),
+    pass: result.ratio <= SpecTarget.p2)
 }
 
 /// P3: a chain of `length` `then`s on one serial queue, built on a pending promise, which is
