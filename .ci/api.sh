@@ -13,6 +13,7 @@
 # with the toolchain CI uses (the version is recorded in the first line of each file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source .ci/lib.sh
 
 mode=check
 case "${1:-}" in
@@ -21,12 +22,8 @@ case "${1:-}" in
   *) echo "usage: bash .ci/api.sh [--update]"; exit 2 ;;
 esac
 
-if ! command -v python3 >/dev/null 2>&1; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq python3 >/dev/null
-fi
-
-printf '\n==== public API against api/ (%s) ====\n' "$(date -u +%H:%M:%S)"
+need_tool python3
+section "public API against api/"
 log=$(mktemp)
 description=$(mktemp)
 rendered=$(mktemp -d)

@@ -7,14 +7,16 @@
 #     without a warning;
 #   - .ci/concurrency/swift5-must-build.swift (the classic style of google/promises and
 #     SwiftCoroutine code) must typecheck in Swift 5 mode (warnings allowed).
-# Typechecks against the modules of the debug build (`swift build`, which .ci/run has done).
+# Typechecks against the modules of the debug build. .ci/run has just built it; the build here
+# (a no-op then, about a second) is for running this script on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-printf '\n==== concurrency checking of client code (%s) ====\n' "$(date -u +%H:%M:%S)"
+source .ci/lib.sh
+section "concurrency checking of client code"
 
 swift build >/dev/null
 bin=$(swift build --show-bin-path)
-modulemap=$(dirname "$bin")/$(basename "$bin")/CCoroutineContext.build/module.modulemap
+modulemap=$bin/CCoroutineContext.build/module.modulemap
 flags=(-typecheck -I "$bin/Modules" -I Sources/CCoroutineContext/include
   -Xcc "-fmodule-map-file=$modulemap")
 log=$(mktemp)

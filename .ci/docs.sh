@@ -11,12 +11,9 @@
 # Output: .build-docs/Covenant.doccarchive and .build-docs/CovenantTesting.doccarchive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-printf '\n==== documentation: snippets, symbol graphs, docc (%s) ====\n' "$(date -u +%H:%M:%S)"
-
-if ! command -v python3 >/dev/null 2>&1; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq python3 >/dev/null
-fi
+source .ci/lib.sh
+section "documentation: snippets, symbol graphs, docc"
+need_tool python3
 DOCC=$(command -v docc || xcrun --find docc)
 
 # Kept between runs on purpose: an incremental build only re-emits the graphs of the modules it

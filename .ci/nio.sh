@@ -8,9 +8,10 @@
 # Cold, on the shared 2-core machine (load average 12-14): 9.6 min wall, 6.4 min user CPU.
 # Called by .ci/run; runs from any directory.
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/../Integrations/CovenantNIO"
 start=$(date +%s)
-step() { printf '\n==== CovenantNIO: %s (%s, +%ss) ====\n' "$*" "$(date -u +%H:%M:%S)" "$(( $(date +%s) - start ))"; }
+step() { section "CovenantNIO: $* (+$(( $(date +%s) - start ))s)"; }
 
 no_warnings() {
   if grep -E "/Integrations/CovenantNIO/(Sources|Tests)/.*warning:" "$1"; then

@@ -6,10 +6,11 @@
 # The long local run is `swift run -c release CovenantSoak --seconds 600` (README/issue 11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source .ci/lib.sh
 
-echo "== soak (short; release) =="
+section "soak (short; release)"
 swift build -c release --product CovenantSoak
 .build/release/CovenantSoak --seconds "${COVENANT_SOAK_SECONDS:-25}"
 
-echo "== leak check: soak and example under LeakSanitizer =="
+section "leak check: soak and example under LeakSanitizer"
 bash .ci/leak-check.sh

@@ -10,20 +10,13 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-command -v valgrind >/dev/null 2>&1 || {
-  if command -v apt-get >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null ||
-      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
-  fi
-}
-command -v valgrind >/dev/null 2>&1 || { echo "valgrind unavailable: no instruction counts"; exit 0; }
+source callgrind.sh
+callgrind_available || { echo "valgrind unavailable: no instruction counts"; exit 0; }
 
 swift build -c release >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Swift's DWARF makes valgrind give up: count on a stripped copy.
-cp .build/release/CovenantBenchmarks "$work/cb"
-strip -g "$work/cb"
+callgrind_binary .build/release/CovenantBenchmarks "$work/cb"
 
 ids=("$@")
 [ ${#ids[@]} -eq 0 ] && ids=(P1 P2 P3 C1 C2 C3 C4 C7 C7P A1 T1 S1 S1A S2 C6)
@@ -32,21 +25,13 @@ declare -A ops=([P1]=2000 [P2]=10000 [P3]=20000 [C1]=10000 [C2]=20000 [C3]=20000
                 [C6]=20000)
 declare -A budget=([P2]="≤ 2900" [P3]="≤ 2600" [C1]="≤ 2200" [C2]="≤ 1000")
 
-count() {  # id side n -> total instructions
-  local out="$work/$1-$2-$3.out"
-  valgrind --tool=callgrind --callgrind-out-file="$out" "$work/cb" --run "$1" --side "$2" --ops "$3" \
-    >/dev/null 2>&1
-  awk '/^(summary|totals):/ { print $2; exit }' "$out"
-}
-
 printf '%-4s  %14s  %14s  %8s  %s\n' id covenant baseline ratio "budget (covenant)"
 for id in "${ids[@]}"; do
   n=${ops[$id]}
-  c1=$(count "$id" covenant "$n"); c2=$(count "$id" covenant $((2 * n)))
-  b1=$(count "$id" baseline "$n"); b2=$(count "$id" baseline $((2 * n)))
-  awk -v id="$id" -v n="$n" -v c1="$c1" -v c2="$c2" -v b1="$b1" -v b2="$b2" -v budget="${budget[$id]:-—}" '
+  c=$(callgrind_per_op "$work" "$n" "$work/cb" --run "$id" --side covenant --ops)
+  b=$(callgrind_per_op "$work" "$n" "$work/cb" --run "$id" --side baseline --ops)
+  awk -v id="$id" -v c="$c" -v b="$b" -v budget="${budget[$id]:-—}" '
     BEGIN {
-      c = (c2 - c1) / n; b = (b2 - b1) / n
       verdict = ""
       if (budget != "—") { split(budget, parts, " "); verdict = (c <= parts[2]) ? "PASS" : "MISS" }
       printf "%-4s  %14.0f  %14.0f  %8.2f  %s %s\n", id, c, b, (b > 0 ? c / b : 0), budget, verdict

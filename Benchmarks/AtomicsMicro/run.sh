@@ -38,21 +38,12 @@ swift build -c release --quiet --package-path "$work"
 binary="$work/.build/release/Micro"
 "$binary" contended 200000
 
-command -v valgrind >/dev/null 2>&1 || { echo "valgrind unavailable: no instruction counts"; exit 0; }
+source "$here/../callgrind.sh"
+callgrind_available || { echo "valgrind unavailable: no instruction counts"; exit 0; }
 stripped="$work/micro-stripped"
-cp "$binary" "$stripped" && strip -g "$stripped"  # Swift's DWARF makes valgrind give up
-count() {
-  valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" "$stripped" "$1" "$2" \
-    >/dev/null 2>&1
-  awk '/^(summary|totals):/ { print $2; exit }' "$work/callgrind.out"
-}
-n=200000
-per_op() {  # instructions per operation of one workload, the empty step included
-  local a b
-  a=$(count "$1" $n)
-  b=$(count "$1" $((2 * n)))
-  awk -v a="$a" -v b="$b" -v n=$n 'BEGIN { printf "%.1f", (b - a) / n }'
-}
+callgrind_binary "$binary" "$stripped"
+# Instructions per operation of one workload, the empty step included.
+per_op() { callgrind_per_op "$work" 200000 "$stripped" "$1"; }
 empty=$(per_op empty)
 printf '%-20s %16s %16s   (%s for the call and loop around each op, subtracted)\n' \
   "instructions per op" "Inline*" "Synchronization" "$empty"

@@ -30,12 +30,12 @@ to_ms() { echo "$1" | awk '/us$/ { printf "%.3f", $0 / 1000; next } /ms$/ { prin
 cpu_ms() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1000 / hz }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 
-# run NAME BINARY PORT: starts the server, loads it, prints one result line to $WORK/results.
+# run NAME BINARY LOOPS: starts the server, loads it, prints one result line to $WORK/results.
 run() {
-  local name=$1 binary=$2 port=$3 loops=$4
-  start_server "$name" "$binary" "$port" "$loops"
+  local name=$1 binary=$2 loops=$3
+  start_server "$name" "$binary" "$loops"
   local pid=$SERVER_PID
-  local url="http://127.0.0.1:$port/hello"
+  local url="http://127.0.0.1:$SERVER_PORT/hello"
   local rss_start
   rss_start=$(status_kib "$pid" VmRSS)
 
@@ -80,8 +80,8 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 # Alternate the two servers so that a change in the machine's load hits both alike.
 for round in $(seq 1 "$ROUNDS"); do
   echo "load.sh: round $round of $ROUNDS" >&2
-  run "covenant-coroutines" CovenantHTTPExample 18180 "$COVENANT_LOOPS"
-  run "async-await-baseline" CovenantHTTPAsyncBaseline 18181 "$ASYNC_LOOPS"
+  run "covenant-coroutines" CovenantHTTPExample "$COVENANT_LOOPS"
+  run "async-await-baseline" CovenantHTTPAsyncBaseline "$ASYNC_LOOPS"
 done
 
 echo

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # What load.sh and footprint.sh share: sourced by them, not run on its own.
 #   - a scratch folder ($WORK) and the servers they start ($PIDS), removed and killed on exit;
-#   - install_tools TOOL...: installs missing commands with apt-get;
+#   - install_tools TOOL...: installs missing commands (.ci/lib.sh's need_tool, apt-get);
 #   - build_servers: builds both servers in release mode (unless LOAD_NO_BUILD=1);
-#   - start_server NAME BINARY PORT LOOPS: starts one on 127.0.0.1, waits until it answers
-#     /hello, sets SERVER_PID; exits the script if it dies or does not start;
+#   - start_server NAME BINARY LOOPS: starts one on 127.0.0.1, on a port the system picks (port
+#     0; the server prints its address), waits until it answers /hello, sets SERVER_PID and
+#     SERVER_PORT; exits the script if it dies or does not start;
 #   - status_kib PID KEY: a figure of /proc/PID/status in KiB (VmRSS, VmSize), or "?".
 SCRIPT=$(basename "$0")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$HERE/../../.ci/lib.sh"
 BIN="$HERE/.build/release"
 WORK=$(mktemp -d)
 PIDS=()
@@ -23,11 +25,7 @@ trap cleanup EXIT INT TERM
 install_tools() {
   local tool
   for tool in "$@"; do
-    command -v "$tool" >/dev/null && continue
-    echo "$SCRIPT: installing $tool" >&2
-    (apt-get install -y "$tool" >/dev/null 2>&1 ||
-      { apt-get update >/dev/null 2>&1 && apt-get install -y "$tool" >/dev/null 2>&1; }) ||
-      { echo "$SCRIPT: could not install $tool" >&2; exit 1; }
+    need_tool "$tool" || { echo "$SCRIPT: $tool is needed" >&2; exit 1; }
   done
 }
 
@@ -39,8 +37,8 @@ build_servers() {
 }
 
 start_server() {
-  local name=$1 binary=$2 port=$3 loops=$4
-  "$BIN/$binary" "$port" "$loops" >"$WORK/$name.log" 2>&1 &
+  local name=$1 binary=$2 loops=$3
+  "$BIN/$binary" 0 "$loops" >"$WORK/$name.log" 2>&1 &
   SERVER_PID=$!
   PIDS+=("$SERVER_PID")
   for _ in $(seq 1 100); do
@@ -50,7 +48,11 @@ start_server() {
     sleep 0.1
   done
   grep -q "listening" "$WORK/$name.log" || { echo "$SCRIPT: $name did not start" >&2; exit 1; }
-  curl -sf "http://127.0.0.1:$port/hello" >/dev/null ||
+  # "… listening on [IPv4]127.0.0.1/127.0.0.1:40123 with 2 event loop threads"
+  SERVER_PORT=$(sed -nE 's/.*listening on .*:([0-9]+) with .*/\1/p' "$WORK/$name.log" | head -1)
+  [ -n "$SERVER_PORT" ] ||
+    { cat "$WORK/$name.log" >&2; echo "$SCRIPT: no port in $name's output" >&2; exit 1; }
+  curl -sf "http://127.0.0.1:$SERVER_PORT/hello" >/dev/null ||
     { echo "$SCRIPT: $name does not answer" >&2; exit 1; }
 }
 

@@ -8,9 +8,8 @@ src="$root/Sources/CCoroutineContext"
 out="$here/out"
 mkdir -p "$out"
 
-sources=("$here/test_switch.c" "$src/fiber.c" "$src/fiber_record.c" "$src/shared_stack.c"
-         "$src/stack.c" "$src/overflow.c" "$src/registry.c" "$src/backtrace.c" "$src/lock.c"
-         "$src/switch_x86_64.S" "$src/switch_arm64.S")
+source "$here/sources.sh"  # library_sources, shared with Benchmarks/CSwitch/run.sh
+sources=("$here/test_switch.c" "${library_sources[@]}")
 flags=(-O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" -pthread)
 libs=(-lm)
 

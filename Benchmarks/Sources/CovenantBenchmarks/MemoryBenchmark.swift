@@ -98,6 +98,10 @@ private func suspendAndResume(_ shape: MemoryShape, count: Int, on queue: Dispat
   let promises = shape.awaitsFuture ? [] : (0..<count).map { _ in Promise<Int>() }
   outcome.base = procStatusBytes("VmRSS") ?? 0
   let startTime = nowNanos()
+  // One loop per kind on purpose: M2 counts every byte a suspended coroutine holds, and one
+  // generic helper for both kinds added about 16 B to each (measured: heap with 10,000
+  // suspended 9.53–9.64 MB against 9.37–9.45 MB), its closures' contexts carrying the item
+  // type's metadata and conformance besides the item.
   for future in futures {
     queue.startCoroutine {
       run.suspended += 1
