@@ -540,7 +540,9 @@ final class CoroutineObjectSizeTests: XCTestCase {
   func testTheCoroutineObjectFitsItsHeapBlock() throws {
     #if os(Linux)
       try Self.checkTheMetadataLayout()
-      let size = try runCoroutineHere { Self.instanceSize(ofObjectAt: Coroutine.currentObjectAddress!) }
+      let size = try runCoroutineHere {
+        Self.instanceSize(ofObjectAt: Coroutine.currentObjectAddress!)
+      }
       XCTAssertGreaterThan(size, 16)
       XCTAssertLessThanOrEqual(size, 184)
     #else
