@@ -15,8 +15,8 @@ import Dispatch
 /// loop tells them right after the reaction that resolved them returns, before the next
 /// reaction of the chain being told. That is the order a recursive notification had, except
 /// that nested synchronous observers run after the observer that completed their future
-/// returns, not inside its call. (SwiftNIO's `CallbackList` runs `flatMap` chains from one loop
-/// for the same reason.)
+/// returns, not inside its call — or before it waits, if it does (`tellQueuedBeforeWaiting`).
+/// (SwiftNIO's `CallbackList` runs `flatMap` chains from one loop for the same reason.)
 ///
 /// The drain lives in the frame of the outermost resolving call; further resolutions find it
 /// through the thread-local slot `ThreadSlot.resolution`. That slot belongs to a stack, not a
@@ -39,6 +39,9 @@ struct ResolutionDrain {
   /// end): a resolved promise leaves the group once its own observers have been told, and the
   /// work they queued must keep `waitForPromises` waiting as the recursion used to.
   var holdsPromiseGroup = false
+  /// How many chains were queued when the reaction being told was called: the ones above were
+  /// queued by that reaction (or by what it told in turn). What `tellQueuedBeforeWaiting` tells.
+  var mark = 0
 
   /// Entries in the outermost resolving call's frame; more go to the heap.
   static let capacityInFrame = 8
@@ -143,6 +146,47 @@ struct ResolutionDrain {
     }
   }
 
+  /// Before this stack waits — its coroutine suspends in an await, its thread blocks until a
+  /// promise or a coroutine is done — tells the chains that the reaction being told queued in
+  /// this stack's drain (and what they queue in turn). An observer may be about to wait for one
+  /// of them (it resolved a future, then awaits a `map` of it), and the drain's loop, below the
+  /// wait on this very stack, would tell them only after the observer returns: never, for a
+  /// coroutine that suspends, whose drain goes with it. So they are told where the recursive
+  /// notification told them, inside the observer; the chains queued before it still wait for
+  /// it to return, in their order.
+  ///
+  /// The slot's check is inlined (the common case: no drain); it uses the out-of-line slot
+  /// access, as a coroutine's callers may have suspended earlier in the same function.
+  @inline(__always)
+  static func tellQueuedBeforeWaiting() {
+    if let drain = cov_tls_load(ThreadSlot.resolution) { tellQueuedBeforeWaiting(in: drain) }
+  }
+
+  @inline(never)
+  private static func tellQueuedBeforeWaiting(in raw: UnsafeMutableRawPointer) {
+    // Only a drain on this stack. A coroutine (or generator) run from inside a reaction of its
+    // resumer's drain finds that drain in the slot and queues its resolutions there: the
+    // resumer tells them once the coroutine switches out, so nothing is stranded. Telling them
+    // from here instead, the coroutine could switch out in the middle of that loop and come
+    // back to it after the resumer's drain, and its frame, had ended.
+    guard isOnCurrentStack(raw) else { return }
+    let drain = raw.assumingMemoryBound(to: ResolutionDrain.self)
+    let mark = drain.pointee.mark
+    guard drain.pointee.count > mark else { return }
+    reverseQueued(drain, from: mark)
+    tellQueued(drain, downTo: mark)
+  }
+
+  /// Whether `address` lies on the stack running now: the current fiber's, or, outside any
+  /// fiber, the thread's own (there the slot only ever holds a drain of the thread's stack,
+  /// as the fiber layer gives the thread its own value back whenever a fiber switches out).
+  private static func isOnCurrentStack(_ address: UnsafeMutableRawPointer) -> Bool {
+    guard let fiber = cov_fiber_current() else { return true }
+    let base = UInt(bitPattern: cov_fiber_stack_base(fiber))
+    let bits = UInt(bitPattern: address)
+    return bits >= base && bits - base < UInt(cov_fiber_stack_size(fiber))
+  }
+
   /// Releases the reactions of `head`, the chain of a cell deallocated while pending, which
   /// nobody will notify. Releasing a reaction can deallocate further pending promises (the
   /// ones it would have resolved): their chains are queued too, so a long unresolved chain is
@@ -171,12 +215,16 @@ struct ResolutionDrain {
   }
 
   /// The loop: tells the next reaction of the top chain; what that reaction queued is told
-  /// next, first queued first.
+  /// next, first queued first; until `floor` chains are left (those queued before the reaction
+  /// that `tellQueuedBeforeWaiting` tells the queue of), then `mark` is `floor` again.
   ///
   /// Everything goes through `drain` (never an `inout` copy): the reactions queue further
-  /// chains through the same pointer, found in the thread-local slot.
-  private static func tellQueued(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
-    while drain.pointee.count > 0 {
+  /// chains through the same pointer, found in the thread-local slot; and a reaction that is
+  /// about to wait may tell the chains above its own mark from within this loop.
+  private static func tellQueued(
+    _ drain: UnsafeMutablePointer<ResolutionDrain>, downTo floor: Int = 0
+  ) {
+    while drain.pointee.count > floor {
       let top = drain.pointee.count - 1
       let chain = drain.pointee.entries[top]
       let next: UInt
@@ -188,6 +236,7 @@ struct ResolutionDrain {
         next = reaction.nextInChain.load(ordering: .relaxed)
         if next != 0 { drain.pointee.entries[top].next = next } else { drain.pointee.count = top }
         mark = drain.pointee.count
+        drain.pointee.mark = mark
         if let owner = chain.ownerObject {
           reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
         }
@@ -197,6 +246,7 @@ struct ResolutionDrain {
       reverseQueued(drain, from: mark)
       if next == 0 { chain.finish() }
     }
+    drain.pointee.mark = floor
   }
 
   /// Puts the chains queued since `mark` in the order they were queued (the first on top).
