@@ -155,11 +155,13 @@ struct ResolutionDrain {
   /// notification told them, inside the observer; the chains queued before it still wait for
   /// it to return, in their order.
   ///
-  /// The slot's check is inlined (the common case: no drain); it uses the out-of-line slot
-  /// access, as a coroutine's callers may have suspended earlier in the same function.
-  @inline(__always)
+  /// Never inlined, as `notify`: it looks at the thread-local slot before anything in it can
+  /// suspend a coroutine, so it may use the inlined slot access (in the caller, an await that
+  /// may follow other suspensions, only the out-of-line one would be valid, at twice the
+  /// instructions on every await).
+  @inline(never)
   static func tellQueuedBeforeWaiting() {
-    if let drain = cov_tls_load(ThreadSlot.resolution) { tellQueuedBeforeWaiting(in: drain) }
+    if let drain = cov_tls_get(ThreadSlot.resolution) { tellQueuedBeforeWaiting(in: drain) }
   }
 
   @inline(never)
