@@ -64,6 +64,8 @@ struct ResolutionDrain {
   static func notify(_ head: UInt, owner: AnyObject, leavesPromiseGroup: Bool) {
     let owner = Unmanaged.passUnretained(owner)
     let first = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: head)!)
+    // A lone reaction given up (its link is just the mark) takes the other path: it is told
+    // all the same.
     let isLoneDispatch = first._withUnsafeGuaranteedRef {
       !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == 0
     }
@@ -99,7 +101,9 @@ struct ResolutionDrain {
       let bits = next
       let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
       // Read before telling it: a told reaction may at once be linked into another chain.
-      next = reaction._withUnsafeGuaranteedRef { $0.nextInChain.load(ordering: .relaxed) }
+      next = reaction._withUnsafeGuaranteedRef {
+        $0.nextInChain.load(ordering: .relaxed) & ~ReactionChain.givenUpMark
+      }
       if reaction._withUnsafeGuaranteedRef({ $0.resolvesInlineWhenTold }) {
         reaction._withUnsafeGuaranteedRef { $0.nextInChain.store(0, ordering: .relaxed) }
         if let restTail {
@@ -131,7 +135,7 @@ struct ResolutionDrain {
             let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
               .takeRetainedValue()
             // Read before telling it: a told reaction may at once be linked into another chain.
-            next = reaction.nextInChain.load(ordering: .relaxed)
+            next = reaction.nextInChain.load(ordering: .relaxed) & ~ReactionChain.givenUpMark
             reaction.observedResolution(of: owner, cell: cell)
           }
           if drain.pointee.count != 0 {
@@ -235,12 +239,16 @@ struct ResolutionDrain {
         let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: chain.next)!)
           .takeRetainedValue()
         // Read before telling it: a told reaction may at once be linked into another chain.
-        next = reaction.nextInChain.load(ordering: .relaxed)
+        let link = reaction.nextInChain.load(ordering: .relaxed)
+        next = link & ~ReactionChain.givenUpMark
         if next != 0 { drain.pointee.entries[top].next = next } else { drain.pointee.count = top }
         mark = drain.pointee.count
         drain.pointee.mark = mark
         if let owner = chain.ownerObject {
           reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+        } else if link & ReactionChain.givenUpMark != 0 {
+          // Given up in a cell that is gone: telling it frees its link (it reads no owner).
+          tellGivenUp(reaction)
         }
         // `reaction` is released here (for a chain only to release: deinitialized, which may
         // deallocate pending promises and queue their chains).
@@ -249,6 +257,14 @@ struct ResolutionDrain {
       if next == 0 { chain.finish() }
     }
     drain.pointee.mark = floor
+  }
+
+  /// Tells a reaction given up in a cell deallocated while pending that its link is free (see
+  /// `ReactionChain`), through a stand-in owner: its await has ended, so it reads none.
+  @inline(never)
+  private static func tellGivenUp(_ reaction: Reaction) {
+    let owner = Unmanaged<AnyObject>.passUnretained(givenUpStandIn)
+    reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
   }
 
   /// Puts the chains queued since `mark` in the order they were queued (the first on top).
@@ -321,3 +337,6 @@ struct QueuedChain {
     if owner & Self.ownerRetained != 0 { ownerObject?.release() }
   }
 }
+
+/// The owner that reactions given up in a cell deallocated while pending are told about.
+private let givenUpStandIn = Promise<Void>(result: .success(()))
