@@ -15,8 +15,8 @@ import Dispatch
 /// loop tells them right after the reaction that resolved them returns, before the next
 /// reaction of the chain being told. That is the order a recursive notification had, except
 /// that nested synchronous observers run after the observer that completed their future
-/// returns, not inside its call. (SwiftNIO's `CallbackList` runs `flatMap` chains from one loop
-/// for the same reason.)
+/// returns, not inside its call — or before it waits, if it does (`tellQueuedBeforeWaiting`).
+/// (SwiftNIO's `CallbackList` runs `flatMap` chains from one loop for the same reason.)
 ///
 /// The drain lives in the frame of the outermost resolving call; further resolutions find it
 /// through the thread-local slot `ThreadSlot.resolution`. That slot belongs to a stack, not a
@@ -39,6 +39,9 @@ struct ResolutionDrain {
   /// end): a resolved promise leaves the group once its own observers have been told, and the
   /// work they queued must keep `waitForPromises` waiting as the recursion used to.
   var holdsPromiseGroup = false
+  /// How many chains were queued when the reaction being told was called: the ones above were
+  /// queued by that reaction (or by what it told in turn). What `tellQueuedBeforeWaiting` tells.
+  var mark = 0
 
   /// Entries in the outermost resolving call's frame; more go to the heap.
   static let capacityInFrame = 8
@@ -61,6 +64,8 @@ struct ResolutionDrain {
   static func notify(_ head: UInt, owner: AnyObject, leavesPromiseGroup: Bool) {
     let owner = Unmanaged.passUnretained(owner)
     let first = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: head)!)
+    // A lone reaction given up (its link is just the mark) takes the other path: it is told
+    // all the same.
     let isLoneDispatch = first._withUnsafeGuaranteedRef {
       !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == 0
     }
@@ -96,7 +101,9 @@ struct ResolutionDrain {
       let bits = next
       let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
       // Read before telling it: a told reaction may at once be linked into another chain.
-      next = reaction._withUnsafeGuaranteedRef { $0.nextInChain.load(ordering: .relaxed) }
+      next = reaction._withUnsafeGuaranteedRef {
+        $0.nextInChain.load(ordering: .relaxed) & ~ReactionChain.givenUpMark
+      }
       if reaction._withUnsafeGuaranteedRef({ $0.resolvesInlineWhenTold }) {
         reaction._withUnsafeGuaranteedRef { $0.nextInChain.store(0, ordering: .relaxed) }
         if let restTail {
@@ -128,7 +135,7 @@ struct ResolutionDrain {
             let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
               .takeRetainedValue()
             // Read before telling it: a told reaction may at once be linked into another chain.
-            next = reaction.nextInChain.load(ordering: .relaxed)
+            next = reaction.nextInChain.load(ordering: .relaxed) & ~ReactionChain.givenUpMark
             reaction.observedResolution(of: owner, cell: cell)
           }
           if drain.pointee.count != 0 {
@@ -141,6 +148,49 @@ struct ResolutionDrain {
         if drain.pointee.holdsPromiseGroup || drain.pointee.entriesOnHeap { end(drain) }
       }
     }
+  }
+
+  /// Before this stack waits — its coroutine suspends in an await, its thread blocks until a
+  /// promise or a coroutine is done — tells the chains that the reaction being told queued in
+  /// this stack's drain (and what they queue in turn). An observer may be about to wait for one
+  /// of them (it resolved a future, then awaits a `map` of it), and the drain's loop, below the
+  /// wait on this very stack, would tell them only after the observer returns: never, for a
+  /// coroutine that suspends, whose drain goes with it. So they are told where the recursive
+  /// notification told them, inside the observer; the chains queued before it still wait for
+  /// it to return, in their order.
+  ///
+  /// Never inlined, as `notify`: it looks at the thread-local slot before anything in it can
+  /// suspend a coroutine, so it may use the inlined slot access (in the caller, an await that
+  /// may follow other suspensions, only the out-of-line one would be valid, at twice the
+  /// instructions on every await).
+  @inline(never)
+  static func tellQueuedBeforeWaiting() {
+    if let drain = cov_tls_get(ThreadSlot.resolution) { tellQueuedBeforeWaiting(in: drain) }
+  }
+
+  @inline(never)
+  private static func tellQueuedBeforeWaiting(in raw: UnsafeMutableRawPointer) {
+    // Only a drain on this stack. A coroutine (or generator) run from inside a reaction of its
+    // resumer's drain finds that drain in the slot and queues its resolutions there: the
+    // resumer tells them once the coroutine switches out, so nothing is stranded. Telling them
+    // from here instead, the coroutine could switch out in the middle of that loop and come
+    // back to it after the resumer's drain, and its frame, had ended.
+    guard isOnCurrentStack(raw) else { return }
+    let drain = raw.assumingMemoryBound(to: ResolutionDrain.self)
+    let mark = drain.pointee.mark
+    guard drain.pointee.count > mark else { return }
+    reverseQueued(drain, from: mark)
+    tellQueued(drain, downTo: mark)
+  }
+
+  /// Whether `address` lies on the stack running now: the current fiber's, or, outside any
+  /// fiber, the thread's own (there the slot only ever holds a drain of the thread's stack,
+  /// as the fiber layer gives the thread its own value back whenever a fiber switches out).
+  private static func isOnCurrentStack(_ address: UnsafeMutableRawPointer) -> Bool {
+    guard let fiber = cov_fiber_current() else { return true }
+    let base = UInt(bitPattern: cov_fiber_stack_base(fiber))
+    let bits = UInt(bitPattern: address)
+    return bits >= base && bits - base < UInt(cov_fiber_stack_size(fiber))
   }
 
   /// Releases the reactions of `head`, the chain of a cell deallocated while pending, which
@@ -171,12 +221,16 @@ struct ResolutionDrain {
   }
 
   /// The loop: tells the next reaction of the top chain; what that reaction queued is told
-  /// next, first queued first.
+  /// next, first queued first; until `floor` chains are left (those queued before the reaction
+  /// that `tellQueuedBeforeWaiting` tells the queue of), then `mark` is `floor` again.
   ///
   /// Everything goes through `drain` (never an `inout` copy): the reactions queue further
-  /// chains through the same pointer, found in the thread-local slot.
-  private static func tellQueued(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
-    while drain.pointee.count > 0 {
+  /// chains through the same pointer, found in the thread-local slot; and a reaction that is
+  /// about to wait may tell the chains above its own mark from within this loop.
+  private static func tellQueued(
+    _ drain: UnsafeMutablePointer<ResolutionDrain>, downTo floor: Int = 0
+  ) {
+    while drain.pointee.count > floor {
       let top = drain.pointee.count - 1
       let chain = drain.pointee.entries[top]
       let next: UInt
@@ -185,11 +239,16 @@ struct ResolutionDrain {
         let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: chain.next)!)
           .takeRetainedValue()
         // Read before telling it: a told reaction may at once be linked into another chain.
-        next = reaction.nextInChain.load(ordering: .relaxed)
+        let link = reaction.nextInChain.load(ordering: .relaxed)
+        next = link & ~ReactionChain.givenUpMark
         if next != 0 { drain.pointee.entries[top].next = next } else { drain.pointee.count = top }
         mark = drain.pointee.count
+        drain.pointee.mark = mark
         if let owner = chain.ownerObject {
           reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+        } else if link & ReactionChain.givenUpMark != 0 {
+          // Given up in a cell that is gone: telling it frees its link (it reads no owner).
+          tellGivenUp(reaction)
         }
         // `reaction` is released here (for a chain only to release: deinitialized, which may
         // deallocate pending promises and queue their chains).
@@ -197,6 +256,15 @@ struct ResolutionDrain {
       reverseQueued(drain, from: mark)
       if next == 0 { chain.finish() }
     }
+    drain.pointee.mark = floor
+  }
+
+  /// Tells a reaction given up in a cell deallocated while pending that its link is free (see
+  /// `ReactionChain`), through a stand-in owner: its await has ended, so it reads none.
+  @inline(never)
+  private static func tellGivenUp(_ reaction: Reaction) {
+    let owner = Unmanaged<AnyObject>.passUnretained(givenUpStandIn)
+    reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
   }
 
   /// Puts the chains queued since `mark` in the order they were queued (the first on top).
@@ -269,3 +337,6 @@ struct QueuedChain {
     if owner & Self.ownerRetained != 0 { ownerObject?.release() }
   }
 }
+
+/// The owner that reactions given up in a cell deallocated while pending are told about.
+private let givenUpStandIn = Promise<Void>(result: .success(()))

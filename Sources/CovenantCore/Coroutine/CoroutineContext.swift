@@ -435,6 +435,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// - Throws: `.canceled` if the coroutine is cancelled.
   @inline(__always)
   func beginWait() throws(CoroutineError) -> UInt64 {
+    // Before anything of this await: what it waits for may be queued on this stack.
+    ResolutionDrain.tellQueuedBeforeWaiting()
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
     // Only the coroutine itself opens generations: the word's own is the last one it opened.
     let generation = wait.currentGeneration &+ 1

@@ -15,6 +15,7 @@ func suspendOrBlock(until register: (@escaping @Sendable () -> Void) -> Void) th
   } else {
     let semaphore = DispatchSemaphore(value: 0)
     register { semaphore.signal() }
+    ResolutionDrain.tellQueuedBeforeWaiting()  // it may be what calls the callback
     semaphore.wait()
   }
 }

@@ -8,6 +8,7 @@ import Dispatch
 /// `.main`) — that queue can never run, and the call deadlocks.
 public func awaitPromise<Value>(_ promise: Promise<Value>) throws -> Value {
   if Coroutine.isInsideCoroutine { return try promise.await() }
+  ResolutionDrain.tellQueuedBeforeWaiting()  // it may be what resolves `promise`
   if let result = promise.result { return try result.get() }
   let done = DispatchSemaphore(value: 0)
   promise.whenResolved { _ in done.signal() }
