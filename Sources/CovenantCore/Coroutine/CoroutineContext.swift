@@ -191,9 +191,8 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   deinit {
     // Only reachable when finished or never started: a suspended coroutine's own frame keeps
     // it alive. One that never ran is still registered: it leaves before anything a snapshot
-    // reads goes away.
+    // reads goes away. (A finished coroutine has no fiber left: `finish()` destroyed it.)
     if registrySlot != COV_REGISTRY_NO_SLOT { leaveRegistryUnfinished() }
-    if let fiber { cov_fiber_destroy(fiber) }
     if queueBits != 0 { Self.queue(queueBits).release() }
   }
 
@@ -391,6 +390,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     CoroutineRegistry.leave(registrySlot)
     registrySlot = COV_REGISTRY_NO_SLOT
     startFailureReceiver = nil
+    destroyFiber()
     let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
     guard last != 0 else { return }
     var callbacks: [() -> Void] = []
@@ -402,6 +402,21 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       bits = node.next
     }
     for callback in callbacks.reversed() { callback() }
+  }
+
+  /// Gives the finished coroutine's stack (a dedicated stack, or a shared stack's copy buffer)
+  /// and fiber record back at once, rather than when the last reference to the coroutine goes:
+  /// a finished coroutine may be kept for long (by a callback it handed out, a joiner). Called
+  /// by `finish()` on the runner's stack, after `cov_fiber_resume` has returned with the fiber
+  /// marked finished (the fiber layer allows its destruction from then on), and after the
+  /// coroutine has left the registry (no snapshot reads the fiber any more).
+  @inline(__always)
+  private func destroyFiber() {
+    let word = fiberOrRequest
+    // A coroutine that could not get a stack still holds its request (tagged): no fiber.
+    guard word & 1 == 0, let fiber = OpaquePointer(bitPattern: word) else { return }
+    fiberOrRequestWord.store(0, ordering: .relaxed)
+    cov_fiber_destroy(fiber)
   }
 
   // MARK: Suspending (coroutine side)
