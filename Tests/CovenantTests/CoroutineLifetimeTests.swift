@@ -1,6 +1,7 @@
 import CCoroutineContext
 import Covenant
 import CovenantModel
+import CovenantTesting
 import Dispatch
 import Foundation
 import XCTest
@@ -59,13 +60,111 @@ final class CoroutineLifetimeTests: XCTestCase {
       "the future keeps its finished coroutine (and the coroutine its scheduler)")
     withExtendedLifetime(future) {}
   }
+
+  // MARK: Cancelled joins
+
+  /// Starts `count` coroutines that each `join` and are cancelled while they wait, and waits
+  /// until all have ended.
+  private func cancelJoins(
+    _ count: Int, on scheduler: DroppingScheduler = DroppingScheduler(runs: true),
+    _ join: @escaping @Sendable () throws -> Void
+  ) throws {
+    let joiners = CoScope()
+    let started = DispatchSemaphore(value: 0)
+    for _ in 0..<count {
+      scheduler.startCoroutine(in: joiners) {
+        started.signal()
+        XCTAssertThrowsError(try join()) { XCTAssertEqual($0 as? CoroutineError, .canceled) }
+      }
+    }
+    for _ in 0..<count { started.wait() }
+    scheduler.queue.sync {}  // every joiner has suspended in its join
+    try joiners.cancelAndJoin()
+  }
+
+  /// Joins of a coroutine that never finishes, cancelled: none stays registered with it (each
+  /// would keep its joiner, with its stack, for as long as the coroutine lives).
+  func testCancelledJoinsOfAFutureLeaveNoCallbackBehind() throws {
+    let never = CoPromise<Int>()
+    let worker = DispatchQueue(label: "worker").coroutineFuture { try never.await() }
+    XCTAssertEqual(worker.coroutineFinishCallbackCount, 0)
+    try cancelJoins(200) { try worker.join() }
+    XCTAssertEqual(worker.coroutineFinishCallbackCount, 0, "cancelled joins left callbacks")
+    // A join still works, and the callbacks of joins that were not cancelled run.
+    let joined = DispatchQueue(label: "joiner").coroutineFuture { try worker.join() }
+    XCTAssertTrue(eventually(timeout: 10) { worker.coroutineFinishCallbackCount == 1 })
+    never.success(1)
+    XCTAssertNoThrow(try wait(for: joined))
+    XCTAssertEqual(try worker.result?.get(), 1)
+  }
+
+  /// The same for the joins of a scope.
+  func testCancelledJoinsOfAScopeLeaveNoCallbackBehind() throws {
+    let never = CoPromise<Int>()
+    let target = CoScope()
+    DispatchQueue(label: "worker").startCoroutine(in: target) { _ = try never.await() }
+    try cancelJoins(200) { try target.join() }
+    XCTAssertEqual(target.joinerCount, 0, "cancelled joins left callbacks")
+    let joined = DispatchQueue(label: "joiner").coroutineFuture { try target.join() }
+    XCTAssertTrue(eventually(timeout: 10) { target.joinerCount == 1 })
+    never.success(1)
+    XCTAssertNoThrow(try wait(for: joined))
+    XCTAssertEqual(target.joinerCount, 0)
+  }
+
+  /// A future that is not a coroutine's: a cancelled join leaves no observer in it either (it
+  /// would keep the joining coroutine, seen here through the scheduler it holds).
+  func testCancelledJoinOfAPlainFutureLeavesNoObserverBehind() throws {
+    weak var weakScheduler: DroppingScheduler?
+    let never = CoPromise<Int>()
+    do {
+      let scheduler = DroppingScheduler(runs: true)
+      weakScheduler = scheduler
+      try cancelJoins(1, on: scheduler) { try never.join() }
+    }
+    XCTAssertTrue(
+      eventually(timeout: 10) { weakScheduler == nil }, "the future keeps the cancelled joiner")
+    withExtendedLifetime(never) {}
+  }
+
+  // MARK: Coroutines their scheduler drops unrun
+
+  /// A coroutine its scheduler drops without running it ends its waiters: the scope's `join()`
+  /// returns (it waited forever), and it leaves the registry.
+  func testCoroutineDroppedUnrunEndsItsScopesJoin() throws {
+    let checkpoint = CoroutineSnapshot.nextID
+    let scope = CoScope()
+    DroppingScheduler(runs: false).startCoroutine(in: scope) { XCTFail("a dropped task ran") }
+    let joined = DispatchQueue.global().coroutineFuture { try scope.join() }
+    XCTAssertNoThrow(try wait(for: joined, timeout: 10))
+    XCTAssertEqual(scope.joinerCount, 0)
+    try expectNoSuspendedCoroutines(startedSince: checkpoint, timeout: 10)
+  }
+
+  /// The future of a coroutine dropped unrun fails with `CoFutureError.canceled` (nobody can
+  /// complete it any more), its `join()` returns, and future and coroutine do not keep each
+  /// other.
+  func testFutureOfACoroutineDroppedUnrunFailsAndGoes() throws {
+    weak var weakFuture: CoFuture<Int>?
+    do {
+      let future = DroppingScheduler(runs: false).coroutineFuture { 1 }
+      weakFuture = future
+      XCTAssertThrowsError(try wait(for: future, timeout: 10)) {
+        XCTAssertEqual($0 as? CoFutureError, .canceled)
+      }
+      XCTAssertTrue(future.isCanceled)
+      let joined = DispatchQueue.global().coroutineFuture { try future.join() }
+      XCTAssertNoThrow(try wait(for: joined, timeout: 10))
+    }
+    XCTAssertTrue(eventually(timeout: 10) { weakFuture == nil }, "the future leaks")
+  }
 }
 
 /// A scheduler that runs its tasks on a queue of its own, or (`runs: false`) drops them unrun,
 /// as an event loop that has shut down, or an `OperationQueue` after `cancelAllOperations()`,
 /// does.
 final class DroppingScheduler: CoroutineScheduler, @unchecked Sendable {
-  private let queue = DispatchQueue(label: "dropping-scheduler")
+  let queue = DispatchQueue(label: "dropping-scheduler")
   private let runs: Bool
   init(runs: Bool) { self.runs = runs }
   func scheduleTask(_ task: @escaping () -> Void) {

@@ -75,9 +75,30 @@ extension CoFuture {
   /// - Throws: `CoroutineError.canceled` if the joining coroutine is cancelled while it waits
   ///   (never the future's own error).
   public func join() throws {
-    try suspendOrBlock { done in whenResolved { _ in done() } }
     if let coroutine = (self as? any JoinableFuture)?.coroutine {
-      try suspendOrBlock { done in coroutine.whenFinished { done() } }
+      // Finished implies complete: the body completes the future before it ends, and so does a
+      // coroutine that could not get a stack or that its scheduler dropped unrun.
+      try suspendOrBlock(
+        until: { done in coroutine.whenFinished { done() } },
+        unregister: { coroutine.removeFinishCallback($0) })
+    } else {
+      // Not a coroutine's future, or its coroutine has finished (and gone): completion only.
+      try suspendOrBlock(
+        until: { done -> ClosureReaction<Value>? in
+          let reaction = ClosureReaction<Value> { _ in done() }
+          if cell.register(reaction) { return reaction }
+          done()
+          return nil
+        },
+        unregister: { _ = cell.unregister($0) })
     }
+  }
+}
+
+extension CoFuture {
+  /// For a future of `coroutineFuture` whose coroutine has not gone yet, how many callbacks wait
+  /// for that coroutine to finish (`join()`s, scopes); `nil` otherwise. For tests.
+  package var coroutineFinishCallbackCount: Int? {
+    (self as? any JoinableFuture)?.coroutine?.finishCallbackCount
   }
 }
