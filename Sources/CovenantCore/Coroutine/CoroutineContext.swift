@@ -676,10 +676,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       schedulerObject: queue != 0 || identity == 0
         ? nil : Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identity)!).retain(),
       fiber: word & 1 == 0 ? OpaquePointer(bitPattern: word) : nil,
-      requestsDedicatedStack: word & 1 != 0
-        && CoroutineStackRequest(raw: Int(bitPattern: word) >> 1).raw
-          != CoroutineStackRequest.sharedRaw
-        && CoroutineStackRequest(raw: Int(bitPattern: word) >> 1).raw != 0,
       startFile: startFile, startLine: startLine,
       scope: scopeLink?.scope.map(ObjectIdentifier.init), waitFlags: wait.flags)
   }
