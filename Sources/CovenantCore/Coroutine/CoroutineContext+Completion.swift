@@ -46,6 +46,7 @@ extension CoroutineContext {
   /// Marks the coroutine finished and runs the callbacks registered so far, in the order they
   /// were added (later ones run at once in `whenFinished`). If a removal holds the list, the
   /// remover runs them instead, as soon as it is done.
+  @inline(__always)
   func runFinishCallbacks() {
     let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
     guard last != 0, last & Self.removingMark == 0 else { return }
