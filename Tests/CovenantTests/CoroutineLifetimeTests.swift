@@ -127,6 +127,41 @@ final class CoroutineLifetimeTests: XCTestCase {
     withExtendedLifetime(never) {}
   }
 
+  /// Joins cancelled while their coroutine finishes, on real threads: every join ends (returns
+  /// or throws `.canceled`), whichever of the finish and the withdrawal comes first, and none is
+  /// told twice or left behind.
+  func testJoinsCancelledWhileTheirCoroutineFinishes() throws {
+    let queue = DispatchQueue(label: "join-race", attributes: .concurrent)
+    let rounds = TestScale.stress(300)
+    let joinsPerRound = 6
+    let outcomes = Locked((returned: 0, canceled: 0))
+    let all = DispatchGroup()
+    for _ in 0..<rounds {
+      let gate = CoPromise<Void>()
+      let worker = queue.coroutineFuture { try gate.await() }
+      let joiners = CoScope()
+      for _ in 0..<joinsPerRound {
+        all.enter()
+        queue.startCoroutine(in: joiners) {
+          defer { all.leave() }
+          do {
+            try worker.join()
+            outcomes.withLock { $0.returned += 1 }
+          } catch {
+            XCTAssertEqual(error as? CoroutineError, .canceled)
+            outcomes.withLock { $0.canceled += 1 }
+          }
+        }
+      }
+      // The worker finishes and the joiners are cancelled at about the same time.
+      queue.async { gate.success(()) }
+      queue.async { joiners.cancel() }
+    }
+    XCTAssertEqual(all.wait(timeout: .now() + 60), .success)
+    let (returned, canceled) = outcomes.withLock { $0 }
+    XCTAssertEqual(returned + canceled, rounds * joinsPerRound)
+  }
+
   // MARK: Coroutines their scheduler drops unrun
 
   /// A coroutine its scheduler drops without running it ends its waiters: the scope's `join()`
