@@ -34,6 +34,22 @@ import Dispatch
 ///
 /// Thread-safe: tasks may be scheduled from any thread. `run()` and `advance` must not be called
 /// from one of the scheduler's own tasks (a precondition failure).
+///
+/// **End a test with its coroutines finished.** A coroutine keeps the scheduler it runs on, so
+/// a `TestScheduler` that a test lets go while coroutines are queued or suspended on it (in a
+/// `Coroutine.delay`, a timed wait, an await of something that never comes) is not freed: it
+/// stays, with those coroutines and their stacks, and nothing runs them again. Run them to
+/// completion (`advance` past their timers), or cancel them (start them in a `CoScope` and
+/// cancel it) and call `run()` once more so that they unwind. `assertNoSuspendedCoroutines`
+/// (or `expectNoSuspendedCoroutines`) lists the ones left, with what each waits for.
+///
+/// ```swift
+/// let scope = CoScope()
+/// scheduler.startCoroutine(in: scope) { try poll(every: .seconds(5)) }   // never ends
+/// // … the test …
+/// scope.cancel()
+/// scheduler.run()                                   // the coroutine throws .canceled and ends
+/// ```
 public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
   // `@unchecked Sendable`: all mutable state is inside the mutex.
   private struct State: @unchecked Sendable {
@@ -49,6 +65,7 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
 
   deinit {
     // Tasks that never ran go with the scheduler (the heap holds them with a retain of its own).
+    // None of them is a coroutine's: a coroutine queued or suspended here keeps the scheduler.
     _ = state.withCriticalSection { $0.heap.removeAll() }
   }
 

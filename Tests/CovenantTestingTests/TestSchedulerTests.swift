@@ -322,4 +322,37 @@ final class TestSchedulerLifetimeTests: XCTestCase {
     XCTAssertNil(weakScheduler)
     XCTAssertNil(weakPayload)
   }
+
+  /// A scheduler let go with a coroutine suspended on it (a delay) stays, with the coroutine,
+  /// which the check for suspended coroutines reports (with its wait); cancelling the coroutine
+  /// and running the scheduler once more ends it, and then the scheduler goes.
+  func testDroppedSchedulerWithASuspendedCoroutineIsReportedUntilItIsCancelled() throws {
+    let checkpoint = CoroutineSnapshot.nextID
+    weak var weakScheduler: TestScheduler?
+    let scope = CoScope()
+    let ended = Box(false)
+    do {
+      let scheduler = TestScheduler()
+      weakScheduler = scheduler
+      scheduler.startCoroutine(in: scope, name: "sleeper") {
+        defer { ended.value = true }
+        try Coroutine.delay(.seconds(3600))
+      }
+      scheduler.run()
+    }
+    XCTAssertNotNil(weakScheduler, "the suspended coroutine keeps its scheduler")
+    XCTAssertThrowsError(try expectNoSuspendedCoroutines(startedSince: checkpoint, timeout: 0)) {
+      let reported = ($0 as? SuspendedCoroutinesError)?.coroutines ?? []
+      XCTAssertEqual(reported.map(\.name), ["sleeper"])
+      XCTAssertEqual(reported.first?.state, .suspended)
+      guard case .delay? = reported.first?.wait else {
+        return XCTFail("reported waiting for \(String(describing: reported.first?.wait))")
+      }
+    }
+    scope.cancel()
+    weakScheduler?.run()
+    XCTAssertTrue(ended.value)
+    XCTAssertNil(weakScheduler)
+    try expectNoSuspendedCoroutines(startedSince: checkpoint, timeout: 0)
+  }
 }

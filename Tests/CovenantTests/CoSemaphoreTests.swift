@@ -126,6 +126,64 @@ final class CoSemaphoreTests: XCTestCase {
     XCTAssertEqual(taken + semaphore.availablePermits, signals, "\(taken) taken")
   }
 
+  /// 100,000 waiters cancelled at once by their scope: each takes its entry out of the queue
+  /// without moving the others' (a removal that shifted every later entry made this O(n²), under
+  /// the semaphore's lock), and the semaphore works on.
+  func testHundredThousandWaitersCancelledByTheirScope() throws {
+    let count = TestScale.stress(100_000)
+    let semaphore = CoSemaphore(value: 0)
+    let scope = CoScope()
+    let queue = DispatchQueue(label: "semaphore.many")
+    let canceled = Locked(0)
+    for _ in 0..<count {
+      queue.startCoroutine(in: scope) {
+        do { try semaphore.wait() } catch CoroutineError.canceled {
+          canceled.withLock { $0 += 1 }
+        }
+      }
+    }
+    queue.sync {}  // all of them wait
+    XCTAssertEqual(semaphore.waiterCount, count)
+    try scope.cancelAndJoin()
+    XCTAssertEqual(canceled.withLock { $0 }, count)
+    XCTAssertEqual(semaphore.waiterCount, 0)
+    XCTAssertEqual(semaphore.availablePermits, 0)
+    // It works on: a permit goes to the next waiter, then to the pool.
+    let next = queue.coroutineFuture { try semaphore.wait() }
+    queue.sync {}
+    XCTAssertEqual(semaphore.waiterCount, 1)
+    semaphore.signal()
+    XCTAssertNoThrow(try wait(for: next))
+    semaphore.signal()
+    XCTAssertEqual(semaphore.availablePermits, 1)
+    XCTAssertTrue(semaphore.tryWait())
+  }
+
+  /// Waiters that give up in the middle of the queue leave it in order: permits go to the
+  /// others first come, first served, and the queue forgets the ones that left.
+  func testWaitersLeavingFromTheMiddleKeepTheOrder() throws {
+    let semaphore = CoSemaphore(value: 0)
+    let queue = DispatchQueue(label: "semaphore.middle")
+    let served = Locked<[Int]>([])
+    let scopes = (0..<100).map { _ in CoScope() }
+    for index in 0..<100 {
+      queue.startCoroutine(in: scopes[index]) {
+        try semaphore.wait()
+        served.withLock { $0.append(index) }
+      }
+    }
+    queue.sync {}
+    let leaving = (0..<100).filter { $0 % 3 != 0 }  // two thirds, most of them in the middle
+    for index in leaving.reversed() { scopes[index].cancel() }
+    queue.sync {}
+    XCTAssertEqual(semaphore.waiterCount, 100 - leaving.count)
+    for _ in 0..<(100 - leaving.count) { semaphore.signal() }
+    queue.sync {}
+    XCTAssertEqual(served.withLock { $0 }, (0..<100).filter { $0 % 3 == 0 })
+    XCTAssertEqual(semaphore.waiterCount, 0)
+    XCTAssertEqual(semaphore.availablePermits, 0)
+  }
+
   /// Outside coroutines: a free permit is taken, none makes `wait()` throw
   /// `calledOutsideCoroutine` rather than block; `signal()` works anywhere.
   func testOutsideCoroutinesFollowsTheRuleOfAwait() {

@@ -81,20 +81,18 @@ public struct Coroutine {
 
   /// The one suspension path for callback-style awaits.
   ///
-  /// The callback holds a `CallbackResumer`: if the callback is released without having been
-  /// called, nothing can resume the coroutine any more, and coroutine snapshots report it as
-  /// leaked.
+  /// The callback holds a `CallbackAwait`, and only that: if the callback is released without
+  /// having been called, nothing can resume the coroutine any more, and coroutine snapshots
+  /// report it as leaked.
   static func suspend<T>(_ callback: (@escaping @Sendable (T) -> Void) -> Void) throws -> T {
     let coroutine = try CoroutineContext.requireCurrent()
-    let slot = ResumeSlot<T>()
+    var pending: Unmanaged<CallbackAwait<T>>?
     try coroutine.suspend(.callback, detail: metadataBits(T.self)) { waker in
-      let resumer = CallbackResumer(waker)
-      callback { value in
-        guard resumer.waker.claim() else { return }
-        slot.value = value
-        resumer.waker.wake()
-      }
+      let callbackAwait = CallbackAwait<T>(waker)
+      pending = Unmanaged.passUnretained(callbackAwait)
+      callback { value in callbackAwait.deliver(value) }
     }
-    return slot.value!
+    // Not cancelled: a delivery won, and left the coroutine a reference to its `CallbackAwait`.
+    return CallbackAwait.takeValue(pending.unsafelyUnwrapped)
   }
 }

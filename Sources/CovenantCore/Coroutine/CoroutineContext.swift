@@ -132,9 +132,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   private static let registrationFlags = staleRegistration | notifiedRegistration
   /// The `whenFinished` callbacks: 0 (none yet), `finishedMark` once the coroutine has
   /// finished, else the bits of a retained `CompletionCallback`, the last one added (a
-  /// lock-free stack: each side's single atomic step decides who runs the callbacks).
-  private let completion = InlineAtomic<UInt>(uninitialized: ())
-  private static let finishedMark: UInt = 1
+  /// lock-free stack: each side's single atomic step decides who runs the callbacks), with
+  /// `removingMark` while a waiter that gave up takes its callback out (see
+  /// `CoroutineContext+Completion.swift`).
+  let completion = InlineAtomic<UInt>(uninitialized: ())
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
   var timerEntry: CoroutineTimerEntry?
@@ -189,19 +190,27 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   }
 
   deinit {
-    // Only reachable when finished or never started: a suspended coroutine's own frame keeps
-    // it alive. One that never ran is still registered: it leaves before anything a snapshot
-    // reads goes away.
-    if registrySlot != COV_REGISTRY_NO_SLOT { leaveRegistryUnfinished() }
-    if let fiber { cov_fiber_destroy(fiber) }
+    // Only reachable when finished or never run: a suspended coroutine's own frame keeps it
+    // alive. (A finished coroutine has no fiber left: `finish()` destroyed it.)
+    if completion.load(ordering: .acquiring) != Self.finishedMark { endUnrun() }
     if queueBits != 0 { Self.queue(queueBits).release() }
   }
 
-  /// A coroutine dropped without having run (its scheduler let its task go) leaves the
-  /// registry here; out of line, as it almost never happens.
+  /// The end of a coroutine dropped without having run: its scheduler let its task go (an
+  /// event loop that shut down, an `OperationQueue` after `cancelAllOperations()`; a scheduler
+  /// must run every task, but not all do). It leaves the registry before anything a snapshot
+  /// reads goes away; the future it was to complete (its start-failure receiver) fails with
+  /// `CoFutureError.canceled`, as a future nobody can complete any more does; and whoever waits
+  /// for it to finish (`join()`, its scope) is told, as they would be had it run. Out of line:
+  /// it almost never happens.
   @inline(never)
-  private func leaveRegistryUnfinished() {
+  private func endUnrun() {
     CoroutineRegistry.leave(registrySlot)
+    registrySlot = COV_REGISTRY_NO_SLOT
+    if let receiver = startFailureReceiver.take() as? any CoroutineStartFailureReceiver {
+      receiver.coroutineFailedToStart(CoFutureError.canceled)
+    }
+    runFinishCallbacks()
   }
 
   /// The coroutine whose body is running on this thread.
@@ -391,17 +400,23 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     CoroutineRegistry.leave(registrySlot)
     registrySlot = COV_REGISTRY_NO_SLOT
     startFailureReceiver = nil
-    let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
-    guard last != 0 else { return }
-    var callbacks: [() -> Void] = []
-    var bits = last
-    while bits != 0 {
-      let node = Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-        .takeRetainedValue()
-      callbacks.append(node.callback)
-      bits = node.next
-    }
-    for callback in callbacks.reversed() { callback() }
+    destroyFiber()
+    runFinishCallbacks()
+  }
+
+  /// Gives the finished coroutine's stack (a dedicated stack, or a shared stack's copy buffer)
+  /// and fiber record back at once, rather than when the last reference to the coroutine goes:
+  /// a finished coroutine may be kept for long (by a callback it handed out, a joiner). Called
+  /// by `finish()` on the runner's stack, after `cov_fiber_resume` has returned with the fiber
+  /// marked finished (the fiber layer allows its destruction from then on), and after the
+  /// coroutine has left the registry (no snapshot reads the fiber any more).
+  @inline(__always)
+  private func destroyFiber() {
+    let word = fiberOrRequest
+    // A coroutine that could not get a stack still holds its request (tagged): no fiber.
+    guard word & 1 == 0, let fiber = OpaquePointer(bitPattern: word) else { return }
+    fiberOrRequestWord.store(0, ordering: .relaxed)
+    cov_fiber_destroy(fiber)
   }
 
   // MARK: Suspending (coroutine side)
@@ -648,24 +663,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     if wait.claim(generation, reason: WaitState.canceledWake), wait.wake() { schedule() }
   }
 
-  /// Registers `callback` to run when the coroutine finishes (at once if it has).
-  func whenFinished(_ callback: @escaping () -> Void) {
-    let node = CompletionCallback(callback)
-    let bits = UInt(bitPattern: Unmanaged.passRetained(node).toOpaque())
-    var current = completion.load(ordering: .acquiring)
-    while current != Self.finishedMark {
-      node.next = current
-      let (exchanged, original) = completion.compareExchange(
-        expected: current, desired: bits, ordering: .acquiringAndReleasing)
-      if exchanged { return }
-      current = original
-    }
-    Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
-    callback()
-  }
-
-  var isFinished: Bool { completion.load(ordering: .acquiring) == Self.finishedMark }
-
   // MARK: Snapshots
 
   /// What a coroutine snapshot reads of the coroutine, from the snapshot's thread, while the
@@ -681,10 +678,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       schedulerObject: queue != 0 || identity == 0
         ? nil : Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identity)!).retain(),
       fiber: word & 1 == 0 ? OpaquePointer(bitPattern: word) : nil,
-      requestsDedicatedStack: word & 1 != 0
-        && CoroutineStackRequest(raw: Int(bitPattern: word) >> 1).raw
-          != CoroutineStackRequest.sharedRaw
-        && CoroutineStackRequest(raw: Int(bitPattern: word) >> 1).raw != 0,
       startFile: startFile, startLine: startLine,
       scope: scopeLink?.scope.map(ObjectIdentifier.init), waitFlags: wait.flags)
   }

@@ -17,12 +17,12 @@ final class CoroutineTimerEntry: TimerEntry, @unchecked Sendable {
 
   init(_ coroutine: CoroutineContext) { self.coroutine = Unmanaged.passUnretained(coroutine) }
 
-  /// Arms the entry in `TimerQueue` (see `TimerQueue.arm`), with the heap's reference to the
-  /// coroutine.
-  func arm(after nanoseconds: UInt64, token: UInt64) {
+  /// Arms the entry in `TimerQueue` for `deadline` (see `TimerQueue.arm`), with the heap's
+  /// reference to the coroutine.
+  func arm(at deadline: UInt64, token: UInt64) {
     isOnQueue = true
     _ = coroutine.retain()
-    TimerQueue.arm(self, after: nanoseconds, token: token)
+    TimerQueue.arm(self, at: deadline, token: token)
   }
 
   override func fire(token: UInt64) {

@@ -97,7 +97,6 @@ struct CoroutineDebugFields {
   var queue: Unmanaged<DispatchQueue>?
   var schedulerObject: Unmanaged<AnyObject>?
   var fiber: OpaquePointer?
-  var requestsDedicatedStack: Bool
   var startFile: StaticString
   var startLine: UInt32
   var scope: ObjectIdentifier?
@@ -128,7 +127,6 @@ final class SnapshotCollector {
     }
     let address = UnsafeRawPointer(bitPattern: object & ~UInt(COV_REGISTRY_TAGS))!
     let fiber: OpaquePointer?
-    var dedicatedRequest = false
     if record.isGenerator {
       let registration = GeneratorRegistration.snapshotFields(at: address)
       fiber = registration.fiber
@@ -139,7 +137,6 @@ final class SnapshotCollector {
         $0.debugFields()
       }
       fiber = fields.fiber
-      dedicatedRequest = fields.requestsDedicatedStack
       record.queue = fields.queue
       record.schedulerObject = fields.schedulerObject
       record.startFile = fields.startFile
@@ -178,8 +175,6 @@ final class SnapshotCollector {
           mode: info.shared != 0 ? .shared : .dedicated, size: info.size, inUse: inUse,
           highWaterMark: highWater > 0 ? highWater : nil)
       }
-    } else if dedicatedRequest {
-      record.stack = nil
     }
     records.append(record)
   }

@@ -10,7 +10,7 @@ enum CoroutineWaitKind: UInt8 {
   case channelSend = 3
   /// `select` over several cases.
   case select = 4
-  /// `Coroutine.delay` (detail: the deadline, in registry ticks).
+  /// `Coroutine.delay` (detail: the deadline, in uptime nanoseconds: `DispatchTime`'s clock).
   case delay = 5
   /// `Coroutine.await { callback in … }` (detail: the type of the value the callback delivers).
   case callback = 6

@@ -20,7 +20,7 @@ extension CoScope {
         "CoScope.join() called from a coroutine of the scope would wait for itself")
     }
     repeat {
-      try suspendOrBlock { done in whenIdle(done) }
+      try suspendOrBlock(until: { done in whenIdle(done) }, unregister: { removeJoiner($0) })
       for child in liveChildren() { try child.join() }
     } while !isIdle
   }
@@ -76,24 +76,38 @@ extension CoScope {
   }
 
   private func ended(_ identity: ObjectIdentifier) {
-    let joiners = state.withCriticalSection { state -> [@Sendable () -> Void] in
+    let joiners = state.withCriticalSection { state -> [CoScope.Joiner] in
       state.running.remove(identity)
       guard state.running.isEmpty else { return [] }
       defer { state.joiners = [] }
       return state.joiners
     }
-    for joiner in joiners { joiner() }
+    for joiner in joiners { joiner.callback() }
   }
 
   /// Calls `callback` once no coroutine of the scope itself runs (at once if none does).
-  private func whenIdle(_ callback: @escaping @Sendable () -> Void) {
-    let idle = state.withCriticalSection { state -> Bool in
-      if state.running.isEmpty { return true }
-      state.joiners.append(callback)
-      return false
+  /// Returns the key `removeJoiner` takes it back with (`nil` if it was called at once).
+  private func whenIdle(_ callback: @escaping @Sendable () -> Void) -> UInt64? {
+    let key = state.withCriticalSection { state -> UInt64? in
+      if state.running.isEmpty { return nil }
+      state.nextKey += 1
+      state.joiners.append(Joiner(key: state.nextKey, callback: callback))
+      return state.nextKey
     }
-    if idle { callback() }
+    if key == nil { callback() }
+    return key
   }
+
+  /// Takes back the callback of a `join()` that gave up (its coroutine was cancelled).
+  private func removeJoiner(_ key: UInt64) {
+    let removed = state.withCriticalSection { state -> Joiner? in
+      state.joiners.firstIndex { $0.key == key }.map { state.joiners.remove(at: $0) }
+    }
+    withExtendedLifetime(removed) {}  // released here, outside the lock
+  }
+
+  /// How many `join()` callbacks wait for the scope's coroutines to end. For tests.
+  package var joinerCount: Int { state.withCriticalSection { $0.joiners.count } }
 
   private var isIdle: Bool { state.withCriticalSection { $0.running.isEmpty } }
 

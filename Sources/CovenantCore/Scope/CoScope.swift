@@ -30,14 +30,21 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
     /// Coroutines started in the scope (or of futures added to it) whose bodies have not
     /// ended; unlike `items`, kept through a cancel, for `join()`.
     var running: Set<ObjectIdentifier> = []
-    /// Called once `running` is empty.
-    var joiners: [@Sendable () -> Void] = []
+    /// Called once `running` is empty; keyed (from `nextKey`) so a cancelled `join()` can take
+    /// its callback back.
+    var joiners: [Joiner] = []
     /// Scopes added to this one, which `join()` also waits for (kept through a cancel too).
     var children: [WeakScope] = []
     var uncaughtErrorHandler: (@Sendable (UncaughtCoroutineError) -> Void)?
     /// The scope this one was added to, whose uncaught-error handler serves when this one has
     /// none.
     var parent: WeakScope?
+  }
+
+  /// A `join()` waiting for the scope's coroutines to end.
+  struct Joiner {
+    let key: UInt64
+    let callback: @Sendable () -> Void
   }
 
   let state = InlineMutex(State())

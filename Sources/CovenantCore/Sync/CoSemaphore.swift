@@ -78,4 +78,7 @@ public final class CoSemaphore: Sendable {
   /// The number of free permits right now (0 while coroutines wait). Only a snapshot; for
   /// tests and diagnostics.
   public var availablePermits: Int { state.withCriticalSection { $0.available } }
+
+  /// How many coroutines wait for a permit right now. For tests.
+  package var waiterCount: Int { state.withCriticalSection { $0.waiterCount } }
 }

@@ -16,14 +16,13 @@ extension InlineMutex where Value == PermitState {
     let holder = PermitHolder.current
     if withCriticalSection({ $0.take(for: holder) }) { return true }
     guard let coroutine = CoroutineContext.current else { throw .calledOutsideCoroutine }
-    var queued: CoroutineWaker?
+    var queued: UInt64?  // the ticket of this waiter's entry
     let timedOut: Bool
     do {
       timedOut = try coroutine.suspend(kind, timeout: timeout) { waker in
         let tookIt = withCriticalSection { state -> Bool in
           if state.available == 0 {
-            state.waiters.append(waker)
-            queued = waker
+            queued = state.enqueue(waker)
             return false
           }
           // Released meanwhile: take it, unless a cancel has already claimed this await.

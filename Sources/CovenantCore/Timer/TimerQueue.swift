@@ -15,11 +15,14 @@ import Dispatch
 /// for. Cancelling the first entry does not disarm it: it then fires early once, finds nothing
 /// due and re-arms for the new first deadline. A steady stream of timeouts of the same length
 /// that are cancelled before they expire therefore never touches the dispatch timer.
-enum TimerQueue {
+package enum TimerQueue {
   private struct State: @unchecked Sendable {
     var heap = DeadlineHeap<TimerEntry>()
     /// The deadline the dispatch timer is armed for; `.max` when it is not armed.
     var armedDeadline = UInt64.max
+    /// How many times the dispatch timer has fired (for tests: a timer that fires for nothing
+    /// over and over shows here).
+    var firings = 0
   }
 
   /// Statics rather than a shared instance: reaching them costs no reference counting.
@@ -36,9 +39,22 @@ enum TimerQueue {
   /// The clock deadlines are read on (the uptime clock of `DispatchTime`).
   static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 
+  /// The latest deadline the dispatch timer can be armed for; later ones never come (they stay
+  /// in the heap, unarmed, until cancelled). libdispatch reads a `dispatch_time_t` with bit 63
+  /// set as a time on another clock (on Linux a deadline just past 2^63, such as a timeout of
+  /// `.nanoseconds(.max)`, reads as a time that has passed: the timer fired at once, found
+  /// nothing due and was re-armed for the same deadline, over and over), and caps uptime values at `DISPATCH_TIME_MAX_VALUE`, 2^62 − 1:
+  /// 146 years of uptime, far beyond any real timeout.
+  package static let latestDeadline: UInt64 = (1 << 62) - 1
+
   /// Arms `entry` (which must not be armed) to fire `nanoseconds` from now with `token`.
   static func arm(_ entry: TimerEntry, after nanoseconds: UInt64, token: UInt64) {
-    let deadline = now.adding(nanoseconds: nanoseconds)
+    arm(entry, at: now.adding(nanoseconds: nanoseconds), token: token)
+  }
+
+  /// Arms `entry` (which must not be armed) to fire at `deadline` (on the clock of `now`) with
+  /// `token`.
+  static func arm(_ entry: TimerEntry, at deadline: UInt64, token: UInt64) {
     state.withCriticalSection { state in
       entry.token = token
       state.heap.insert(entry, deadline: deadline)
@@ -55,8 +71,8 @@ enum TimerQueue {
   /// Points the dispatch timer at `deadline` if that comes before what it is armed for. Called
   /// with the lock held, so that the dispatch timer's deadline always matches `armedDeadline`.
   private static func rearmIfEarlier(_ deadline: UInt64, _ state: inout State) {
-    // `.max` is a deadline that never comes: nothing to arm.
-    guard deadline < state.armedDeadline, deadline != .max else { return }
+    // A deadline past `latestDeadline` (`.max` included) never comes: nothing to arm.
+    guard deadline < state.armedDeadline, deadline <= latestDeadline else { return }
     state.armedDeadline = deadline
     source.schedule(deadline: DispatchTime(uptimeNanoseconds: deadline))
   }
@@ -65,7 +81,10 @@ enum TimerQueue {
   /// under the lock and fired without it), then re-arms for the next deadline.
   private static func fireDueEntries() {
     let now = Self.now
-    state.withCriticalSection { $0.armedDeadline = .max }  // a one-shot timer that has fired
+    state.withCriticalSection { state in
+      state.armedDeadline = .max  // a one-shot timer that has fired
+      state.firings += 1
+    }
     while let (entry, token) = state.withCriticalSection({ state -> (TimerEntry, UInt64)? in
       state.heap.popFirst(dueBy: now).map { ($0.entry, $0.entry.token) }
     }) {
@@ -74,5 +93,11 @@ enum TimerQueue {
     state.withCriticalSection { state in
       if let next = state.heap.firstDeadline { rearmIfEarlier(next, &state) }
     }
+  }
+
+  /// How many times the dispatch timer has fired since the process started, and the deadline it
+  /// is armed for (`nil`: not armed). For tests.
+  package static var statistics: (firings: Int, armedDeadline: UInt64?) {
+    state.withCriticalSection { ($0.firings, $0.armedDeadline == .max ? nil : $0.armedDeadline) }
   }
 }
