@@ -143,7 +143,6 @@ enum {
 
 struct cov_shared_stack {
   _Atomic uintptr_t state;
-  _Atomic uintptr_t floor;  // top - copy limit: a suspension below it uses too much stack
   cov_fiber_t *waiters_head, *waiters_tail;  // under the lock
   uintptr_t poisoned_low;   // eager eviction: [poisoned_low, top) is ASan-poisoned (0: none)
   cov_stack_t stack;
@@ -230,11 +229,18 @@ static inline void cov_shared_forget(cov_fiber_t *fiber) {
 // Stops the process: `fiber` suspends with more than the copy limit in use.
 __attribute__((noreturn, cold, visibility("hidden"))) void cov_shared_too_deep(size_t used);
 
-// The copy-limit check at a suspension of a shared fiber (`sp`: about its stack pointer).
+// The copy limit (cov_shared_stack_copy_limit).
+extern _Atomic size_t cov_shared_copy_limit_bytes __attribute__((visibility("hidden")));
+
+// The copy-limit check at a suspension of a shared fiber (`sp`: about its stack pointer). The
+// limit is read here, at every suspension, rather than kept per stack: a change of it then
+// reaches every stack at once, with nothing to update.
 static inline void cov_shared_check_depth(const cov_fiber_t *fiber, uintptr_t sp) {
   const cov_shared_stack_t *stack = fiber->shared.stack;  // bound: it runs
-  if (__builtin_expect(sp < atomic_load_explicit(&stack->floor, memory_order_relaxed), 0))
-    cov_shared_too_deep((size_t)((uintptr_t)stack->top - sp));
+  size_t used = (size_t)((uintptr_t)stack->top - sp);
+  if (__builtin_expect(
+          used > atomic_load_explicit(&cov_shared_copy_limit_bytes, memory_order_relaxed), 0))
+    cov_shared_too_deep(used);
 }
 
 // cov_fiber_copy_frames for a shared fiber.

@@ -49,7 +49,7 @@ enum {
 
 // MARK: - Configuration
 
-static _Atomic size_t copy_limit = COV_DEFAULT_COPY_LIMIT;
+_Atomic size_t cov_shared_copy_limit_bytes = COV_DEFAULT_COPY_LIMIT;
 static _Atomic size_t default_min_stacks = COV_DEFAULT_MIN_STACKS;
 static void (*park_hook)(void *);
 static void (*unpark_hook)(void *);
@@ -78,22 +78,12 @@ void cov_shared_stacks_set_eager_eviction(int enabled) {
 }
 
 size_t cov_shared_stack_copy_limit(void) {
-  return atomic_load_explicit(&copy_limit, memory_order_relaxed);
+  return atomic_load_explicit(&cov_shared_copy_limit_bytes, memory_order_relaxed);
 }
-
-static void update_floors(void);
 
 void cov_shared_stack_set_copy_limit(size_t bytes) {
   if (bytes < COV_MIN_COPY_LIMIT) bytes = COV_MIN_COPY_LIMIT;
-  atomic_store_explicit(&copy_limit, bytes, memory_order_relaxed);
-  update_floors();
-}
-
-// Where a suspension of `stack` uses more than the copy limit.
-static uintptr_t floor_of(const cov_shared_stack_t *stack) {
-  size_t limit = cov_shared_stack_copy_limit();
-  uintptr_t top = (uintptr_t)stack->top;
-  return top > limit ? top - limit : 0;
+  atomic_store_explicit(&cov_shared_copy_limit_bytes, bytes, memory_order_relaxed);
 }
 
 size_t cov_shared_stacks_default_min(void) {
@@ -295,21 +285,6 @@ int cov_stack_group_is_configured(const cov_stack_group_t *group) {
   return atomic_load_explicit(&group->configured, memory_order_acquire);
 }
 
-// After a change of the copy limit: every stack's floor (the table lock keeps groups from
-// being made meanwhile; a stack being added computes its own from the new limit).
-static void update_floors(void) {
-  pthread_mutex_lock(&table_lock);
-  for (size_t i = 0; i <= GROUP_TABLE_SIZE; i++) {
-    cov_stack_group_t *group = i < GROUP_TABLE_SIZE ? group_table[i].group : null_key_group;
-    if (!group) continue;
-    size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
-    for (size_t k = 0; k < count; k++)
-      atomic_store_explicit(&group->stacks[k]->floor, floor_of(group->stacks[k]),
-                            memory_order_relaxed);
-  }
-  pthread_mutex_unlock(&table_lock);
-}
-
 size_t cov_stack_group_stack_count(const void *key) {
   pthread_mutex_lock(&table_lock);
   cov_stack_group_t *group = lookup_locked(key, false);
@@ -330,7 +305,6 @@ static cov_shared_stack_t *grow(cov_stack_group_t *group, size_t below, int *err
     *error = stack ? cov_stack_allocate(0, &stack->stack) : ENOMEM;
     if (*error == 0) {
       stack->top = (char *)(((uintptr_t)stack->stack.base + stack->stack.size) & ~(uintptr_t)15);
-      atomic_store_explicit(&stack->floor, floor_of(stack), memory_order_relaxed);
       group->stacks[count] = stack;
       atomic_store_explicit(&group->count, count + 1, memory_order_release);
       result = stack;
@@ -424,6 +398,17 @@ static void unpoison(const void *address, size_t size) {
 #endif
 }
 
+// Stops the process: no memory for the copy of a suspended fiber's frames. (It cannot go on: the
+// stack is needed by the fiber being switched in, and the occupant's frames have nowhere to go.)
+static __attribute__((noreturn, cold)) void out_of_memory_for_copy(size_t bytes) {
+  char text[200];
+  snprintf(text, sizeof text,
+           "out of memory: malloc(%zu) failed for the copy of a suspended coroutine's frames "
+           "off its shared stack",
+           bytes);
+  cov_fatal(text);
+}
+
 // Copies the occupant's used bytes [sp, top) to its buffer (grown, or shrunk when far too big).
 static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
   char *sp = occupant->context;
@@ -435,8 +420,7 @@ static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
     // adds an 8-byte header and rounds its chunks to 16, so 16k + 8 bytes fill one exactly.
     capacity = (used + 7) & ~(size_t)7;
     occupant->shared.saved = malloc(capacity);
-    if (!occupant->shared.saved)
-      cov_fatal("out of memory for the copy of a suspended coroutine's stack");
+    if (!occupant->shared.saved) out_of_memory_for_copy(capacity);
 #if defined(COV_ASAN)
     __lsan_ignore_object(occupant->shared.saved);
 #endif
@@ -452,8 +436,7 @@ static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
 #endif
 }
 
-static void restore(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
-  (void)stack;
+static void restore(cov_fiber_t *fiber) {
   size_t size = fiber->shared.saved_size;
   unpoison(fiber->context, size);
   memcpy(fiber->context, fiber->shared.saved, size);
@@ -498,7 +481,7 @@ static void hand_back(cov_fiber_t *waiter) {
 #if defined(COV_TSAN)
     __tsan_release(next);  // its next resume acquires it (fiber.c): the unpark is that edge
 #endif
-    if (unpark_hook) unpark_hook(next->argument);
+    unpark_hook(next->argument);  // set: the waiter was parked (cov_shared_acquire_slow)
   }
   handing_back.draining = false;
 }
@@ -509,13 +492,19 @@ int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
 
   uintptr_t state = lock_stack(stack);
   if (state & COV_STACK_RUNNING) {
-    // Its occupant runs, here or on another thread: wait in line, without blocking anyone.
+    // Its occupant runs, here or on another thread: wait in line, without blocking anyone. Only
+    // the hooks can tell the fiber's owner that it is parked, and hand it back later: without
+    // them it would be lost, never to run again.
+    if (!park_hook || !unpark_hook)
+      cov_fatal("a shared-stack fiber must wait for its stack, which another fiber is running, "
+                "but no parking hooks are set (cov_fiber_set_parking_hooks): it would never "
+                "run again");
     fiber->parked = true;
     fiber->next_waiter = NULL;
     if (stack->waiters_tail) stack->waiters_tail->next_waiter = fiber;
     else stack->waiters_head = fiber;
     stack->waiters_tail = fiber;
-    if (park_hook) park_hook(fiber->argument);
+    park_hook(fiber->argument);
     unlock_stack(stack, state | COV_STACK_WAITERS);
     return 0;
   }
@@ -524,7 +513,7 @@ int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
     if (occupant) evict(stack, occupant);
     cov_shared_clear_poison(stack);
     if (fiber->shared.saved_size > 0) {
-      restore(stack, fiber);
+      restore(fiber);
     } else {
       if (fiber->started) cov_fatal("a shared-stack fiber lost its frames");
       fiber->context = cov_make_fcontext_hidden(stack->top, stack->stack.size, entry);

@@ -1461,6 +1461,53 @@ static void test_snapshots(void) {
         "threads' slots given back at exit (%u made, %u before)", cov_registry_slots_made(), made);
 }
 
+// MARK: - Life cycle
+
+// A fiber that must park with no hooks to hand it back stops the process.
+static void child_park_without_hooks(void) {
+  cov_fiber_set_parking_hooks(NULL, NULL);
+  static int key;
+  group_minimum = 1;
+  make_shared(&key, &nested_job, 9, 0, 1);
+  cov_fiber_resume(nested_job.fiber);  // bound to the group's one stack, suspended there
+  int status = -1;
+  cov_fiber_t *outer = cov_fiber_create_shared(cov_stack_group(&key), 1, nesting_entry, &status);
+  cov_fiber_resume(outer);  // resumes nested_job's fiber on its own stack: it must park
+}
+
+static void test_park_without_hooks(void) {
+  section("parking with no hooks set stops the process");
+  char output[4096];
+  int status = run_child(child_park_without_hooks, output, sizeof output);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %#x", status);
+  CHECK(strstr(output, "Covenant: a shared-stack fiber must wait for its stack") &&
+            strstr(output, "no parking hooks are set"),
+        "stderr was [%s]", output);
+}
+
+// A copy limit lowered after a stack was made applies to it: 8 KiB of frames, limit 4 KiB.
+static void child_copy_limit_lowered(void) {
+  static int key;
+  group_minimum = 1;
+  shared_job_t first, deep;
+  make_shared(&key, &first, 1, 0, 1);
+  cov_fiber_resume(first.fiber);  // the group's stack exists, made under the default limit
+  make_shared(&key, &deep, 2, 8192, 1);
+  cov_shared_stack_set_copy_limit(4096);
+  cov_fiber_resume(deep.fiber);
+  _exit(0);
+}
+
+static void test_lifecycle(void) {
+  test_park_without_hooks();
+  section("a lowered copy limit, in a forked child");
+  char output[4096];
+  int status = run_child(child_copy_limit_lowered, output, sizeof output);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+            strstr(output, "more than the copy limit (4096 bytes)"),
+        "a lowered copy limit applies to an existing stack: status %#x, [%s]", status, output);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--chained-child") == 0) {
     chained_main();
@@ -1501,6 +1548,7 @@ int main(int argc, char **argv) {
   test_vacated();
   test_mapping_budget();
   test_snapshots();
+  test_lifecycle();
   if (under_emulation && getenv("COV_TEST_SKIP_FORK"))
     printf("SKIP: forked overflow tests under emulation\n");
   else
