@@ -368,9 +368,13 @@ static bool is_individual(const cov_stack_t *stack) {
 static void individual_free(cov_stack_t *stack) {
   int index = (int)((uintptr_t)stack->allocation >> 2) - 1;
   size_t mappings = ((uintptr_t)stack->allocation & 2) ? 2 : 1;
-  munmap(stack->guard, stack->guard_size + stack->size);
+  // Out of the guard registry before the range is unmapped: once it is, another mapping may
+  // take its place, whose faults the signal handler must not take for this stack's guard.
   pthread_mutex_lock(&lock);
   registry_remove(index);
+  pthread_mutex_unlock(&lock);
+  munmap(stack->guard, stack->guard_size + stack->size);
+  pthread_mutex_lock(&lock);
   unclaim_mappings(mappings);
   pthread_mutex_unlock(&lock);
 }
