@@ -32,8 +32,9 @@ typedef struct cov_registry_entry {
   _Atomic(uintptr_t) object;
   /// A process-wide serial number, in registration order (never reused).
   _Atomic(uint64_t) id;
-  /// `state | kind << 2 | ticks << 8` (see below): written only by whoever runs or resumes the
-  /// owner at the time, in sequence. (What the wait is on — its *detail* — is kept in the
+  /// `state | kind << 2 | stamp << 8` (see below): written only by whoever runs or resumes the
+  /// owner at the time, in sequence. The stamp is a time (cov_registry_ticks) for coroutines, a
+  /// count of switch-outs for generators. (What the wait is on — its *detail* — is kept in the
   /// owner's fiber record, which has room for it: see cov_fiber_note_wait_detail.)
   _Atomic(uint64_t) activity;
 } cov_registry_entry_t;
@@ -207,8 +208,8 @@ static inline uint64_t cov_registry_entry_activity_again(const cov_registry_entr
 
 // MARK: - Activity updates (inline: they are on every suspension and resume)
 
-static inline uint64_t cov_activity_word(uint64_t state, uint64_t kind, uint64_t ticks) {
-  return state | (kind << 2) | (ticks << 8);
+static inline uint64_t cov_activity_word(uint64_t state, uint64_t kind, uint64_t stamp) {
+  return state | (kind << 2) | (stamp << 8);
 }
 
 /// The owner of `entry` starts running (before its stack is switched in).
@@ -219,15 +220,23 @@ static inline void cov_registry_entry_note_running(cov_registry_entry_t *entry) 
   atomic_thread_fence(memory_order_release);
 }
 
-/// The owner of `entry` has switched out (`state`: SUSPENDED or READY) waiting for `kind`, since
-/// `ticks` (0: not recorded).
+/// The owner of `entry` has switched out (`state`: SUSPENDED or READY) waiting for `kind`;
+/// `stamp`: since when (cov_registry_ticks) for a coroutine, its count of switch-outs for a
+/// generator. Each switch-out must store a word different from the one before it, so that a
+/// snapshot that reads the word before and after reading the frames sees a resume in between.
 static inline void cov_registry_entry_note_switched_out(cov_registry_entry_t *entry,
                                                         uint64_t state, uint64_t kind,
-                                                        uint64_t ticks) {
-  atomic_store_explicit(&entry->activity, cov_activity_word(state, kind, ticks),
+                                                        uint64_t stamp) {
+  atomic_store_explicit(&entry->activity, cov_activity_word(state, kind, stamp),
                         memory_order_release);
 }
 
+
+/// The switch-out of an owner that keeps its next activity word whole (a generator: see
+/// cov_registry_entry_note_switched_out).
+static inline void cov_registry_entry_note_activity(cov_registry_entry_t *entry, uint64_t word) {
+  atomic_store_explicit(&entry->activity, word, memory_order_release);
+}
 
 /// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note).
 static inline void cov_registry_note_running(uint32_t slot) {
