@@ -10,6 +10,6 @@ out="$here/out"
 mkdir -p "$out"
 cc -O2 -std=gnu11 -Wall -Wextra -Werror -I "$src/include" -pthread \
   "$here/bench_switch.c" "$src/fiber.c" "$src/fiber_record.c" "$src/shared_stack.c" \
-  "$src/stack.c" "$src/overflow.c" "$src/registry.c" "$src/backtrace.c" "$src/lock.c" \
+  "$src/stack.c" "$src/overflow.c" "$src/registry.c" "$src/backtrace.c" "$src/lock.c" "$src/lifecycle.c" \
   "$src/switch_x86_64.S" "$src/switch_arm64.S" -o "$out/bench_switch"
 "$out/bench_switch" "$@"

@@ -117,7 +117,6 @@ void cov_shared_too_deep(size_t used) {
 // MARK: - Groups
 
 struct cov_stack_group {
-  const void *key;
   pthread_mutex_t grow_lock;
   _Atomic size_t min_stacks;
   _Atomic bool configured;  // cov_stack_group_set_configured: the owner keeps settings
@@ -165,10 +164,9 @@ static size_t hash_key(const void *key) {
   return (size_t)value & (GROUP_TABLE_SIZE - 1);
 }
 
-static cov_stack_group_t *make_group(const void *key) {
+static cov_stack_group_t *make_group(void) {
   cov_stack_group_t *group = calloc(1, sizeof *group);
   if (!group) return NULL;
-  group->key = key;
   pthread_mutex_init(&group->grow_lock, NULL);
   atomic_store_explicit(&group->min_stacks, cov_shared_stacks_default_min(), memory_order_relaxed);
   return group;
@@ -226,7 +224,6 @@ static cov_stack_group_t *reassign_locked(const void *key) {
     group_count--;
     tombstones++;
     if (tombstones > GROUP_TABLE_SIZE / 8) rehash_locked();
-    group->key = key;
     atomic_store_explicit(&group->min_stacks, cov_shared_stacks_default_min(), memory_order_relaxed);
     atomic_store_explicit(&group->configured, false, memory_order_relaxed);
     insert_locked(key, group);
@@ -242,7 +239,7 @@ static cov_stack_group_t *reassign_locked(const void *key) {
 // Looks `key` up under the table lock, creating (or reassigning) its group if `create`.
 static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   if (!key) {
-    if (!null_key_group && create) null_key_group = make_group(NULL);
+    if (!null_key_group && create) null_key_group = make_group();
     return null_key_group;
   }
   size_t index = hash_key(key);
@@ -253,7 +250,7 @@ static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   }
   if (!create) return NULL;
   if (group_count >= GROUP_TABLE_LIMIT) return reassign_locked(key);
-  cov_stack_group_t *group = make_group(key);
+  cov_stack_group_t *group = make_group();
   if (group) insert_locked(key, group);
   return group;
 }
@@ -370,12 +367,39 @@ static uintptr_t lock_stack(cov_shared_stack_t *stack) {
     }
     // Held for a copy of at most the copy limit, or a list operation.
     if (++spins > 100) sched_yield();
+    else cov_cpu_relax();
     state = atomic_load_explicit(&stack->state, memory_order_relaxed);
   }
 }
 
 static void unlock_stack(cov_shared_stack_t *stack, uintptr_t state) {
   atomic_store_explicit(&stack->state, state & ~(uintptr_t)COV_STACK_LOCKED, memory_order_release);
+}
+
+// MARK: - Fork
+
+// Every lock of this file, outermost first: the group table's, then each group's growth lock
+// and its stacks' locks (no copy, eviction or wait-list change is then half done in the
+// child's copy). Their users never hold one of them while taking another, except the table's,
+// and a growth calls stack.c (whose lock comes after these). In the child, a stack whose
+// occupant was running on another thread stays running: fibers bound to it park for ever.
+void cov_shared_fork(cov_fork_phase_t phase) {
+  if (phase == COV_FORK_PREPARE) pthread_mutex_lock(&table_lock);
+  for (size_t i = 0; i <= GROUP_TABLE_SIZE; i++) {
+    cov_stack_group_t *group = i < GROUP_TABLE_SIZE ? group_table[i].group : null_key_group;
+    if (!group) continue;
+    if (phase == COV_FORK_PREPARE) pthread_mutex_lock(&group->grow_lock);
+    size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
+    for (size_t k = 0; k < count; k++) {
+      cov_shared_stack_t *stack = group->stacks[k];
+      if (phase == COV_FORK_PREPARE) lock_stack(stack);
+      else unlock_stack(stack, atomic_load_explicit(&stack->state, memory_order_relaxed));
+    }
+    if (phase == COV_FORK_PARENT) pthread_mutex_unlock(&group->grow_lock);
+    if (phase == COV_FORK_CHILD) pthread_mutex_init(&group->grow_lock, NULL);
+  }
+  if (phase == COV_FORK_PARENT) pthread_mutex_unlock(&table_lock);
+  if (phase == COV_FORK_CHILD) pthread_mutex_init(&table_lock, NULL);
 }
 
 // MARK: - Copies (lock held)
@@ -548,48 +572,76 @@ void cov_shared_release_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
   if (waiter) hand_back(waiter);
 }
 
-size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
-                              cov_fiber_frames_t *out) {
-  if (!fiber->bound) {
-    cov_fiber_frames(fiber, out);
+// Calls `use(frames, context)` with the frames of a switched-out shared fiber, under its stack's
+// lock, so that neither an eviction nor a resume moves them meanwhile, and returns what it
+// returns. 0 if the fiber is running or has no frames (`frames` then filled as cov_fiber_frames
+// does; all zero if its stack is running it).
+static size_t with_locked_frames(const cov_fiber_t *fiber, cov_fiber_frames_t *frames,
+                                 size_t (*use)(cov_fiber_frames_t *frames, void *context),
+                                 void *context) {
+  // Acquiring, as fiber.c publishes it (releasing) after `shared.stack`: this may run on a
+  // snapshot's thread while the fiber first runs on another.
+  if (!__atomic_load_n(&fiber->bound, __ATOMIC_ACQUIRE)) {
+    cov_fiber_frames(fiber, frames);
     return 0;
   }
   cov_shared_stack_t *stack = fiber->shared.stack;
-  lock_stack(stack);
-  size_t used = 0;
-  uintptr_t state = atomic_load_explicit(&stack->state, memory_order_relaxed);
+  uintptr_t state = lock_stack(stack);
+  size_t result = 0;
   bool running_here = (state & ~(uintptr_t)COV_STACK_FLAGS) == (uintptr_t)fiber &&
                       (state & COV_STACK_RUNNING);
-  if (!running_here && cov_fiber_frames(fiber, out)) {
-    used = (size_t)((const char *)out->stack_high - (const char *)out->sp);
-    cov_copy_stack_bytes(buffer, out->bytes, used < capacity ? used : capacity);
-    out->bytes = buffer;
-  }
+  if (running_here) memset(frames, 0, sizeof *frames);
+  else if (cov_fiber_frames(fiber, frames)) result = use(frames, context);
   unlock_stack(stack, state);
+  return result;
+}
+
+static size_t used_bytes(const cov_fiber_frames_t *frames) {
+  return (size_t)((const char *)frames->stack_high - (const char *)frames->sp);
+}
+
+typedef struct {
+  void *buffer;
+  size_t capacity;
+} copy_request_t;
+
+static size_t copy_locked(cov_fiber_frames_t *frames, void *context) {
+  copy_request_t *request = context;
+  size_t used = used_bytes(frames);
+  cov_copy_stack_bytes(request->buffer, frames->bytes,
+                       used < request->capacity ? used : request->capacity);
+  frames->bytes = request->buffer;
   return used;
+}
+
+size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
+                              cov_fiber_frames_t *out) {
+  copy_request_t request = {buffer, capacity};
+  return with_locked_frames(fiber, out, copy_locked, &request);
 }
 
 size_t cov_walk_saved_frames(const cov_fiber_frames_t *frames, uintptr_t *addresses,
                              size_t capacity) __attribute__((visibility("hidden")));
 
-// cov_fiber_backtrace for a shared fiber: walked under the stack's lock, so neither an eviction
-// nor a resume moves the frames meanwhile.
+typedef struct {
+  uintptr_t *addresses;
+  size_t capacity;
+  size_t *in_use;
+} walk_request_t;
+
+static size_t walk_locked(cov_fiber_frames_t *frames, void *context) {
+  walk_request_t *request = context;
+  *request->in_use = used_bytes(frames);
+  return cov_walk_saved_frames(frames, request->addresses, request->capacity);
+}
+
+// cov_fiber_backtrace for a shared fiber.
 size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
                             size_t *in_use) __attribute__((visibility("hidden")));
 size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
                             size_t *in_use) {
   *in_use = 0;
-  if (!__atomic_load_n(&fiber->bound, __ATOMIC_ACQUIRE)) return 0;
-  cov_shared_stack_t *stack = fiber->shared.stack;
-  uintptr_t state = lock_stack(stack);
-  size_t count = 0;
-  bool running_here = (state & ~(uintptr_t)COV_STACK_FLAGS) == (uintptr_t)fiber &&
-                      (state & COV_STACK_RUNNING);
   cov_fiber_frames_t frames;
-  if (!running_here && cov_fiber_frames(fiber, &frames)) {
-    *in_use = (size_t)((const char *)frames.stack_high - (const char *)frames.sp);
-    count = cov_walk_saved_frames(&frames, addresses, capacity);
-  }
-  unlock_stack(stack, state);
-  return count;
+  walk_request_t request = {addresses, capacity, in_use};
+  return with_locked_frames(fiber, &frames, walk_locked, &request);
 }

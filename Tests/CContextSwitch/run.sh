@@ -9,7 +9,7 @@ out="$here/out"
 mkdir -p "$out"
 
 sources=("$here/test_switch.c" "$src/fiber.c" "$src/fiber_record.c" "$src/shared_stack.c"
-         "$src/stack.c" "$src/overflow.c" "$src/registry.c" "$src/backtrace.c" "$src/lock.c"
+         "$src/stack.c" "$src/overflow.c" "$src/registry.c" "$src/backtrace.c" "$src/lock.c" "$src/lifecycle.c"
          "$src/switch_x86_64.S" "$src/switch_arm64.S")
 flags=(-O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" -pthread)
 libs=(-lm)
