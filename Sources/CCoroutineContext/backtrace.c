@@ -118,27 +118,6 @@ size_t cov_walk_saved_frames(const cov_fiber_frames_t *frames, uintptr_t *addres
               capacity);
 }
 
-__attribute__((noinline)) size_t cov_thread_backtrace(uintptr_t *addresses, size_t capacity) {
-  size_t count = 0;
-  uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
-  // The thread's own stack: frames are live, so the chain is readable; it ends at a null or
-  // non-increasing frame pointer, or after 1 MiB.
-  uintptr_t limit = frame + (1u << 20);
-  while (count < capacity && frame && frame % sizeof(uintptr_t) == 0 && frame < limit) {
-    uintptr_t return_address = ((const uintptr_t *)frame)[1];
-    if (return_address == 0) break;
-    addresses[count++] = strip_code_address(return_address);
-    uintptr_t next = ((const uintptr_t *)frame)[0];
-    if (next <= frame) break;
-    frame = next;
-  }
-  return count;
-}
-
-void cov_fiber_note_wait_detail(cov_fiber_t *fiber, uintptr_t detail) {
-  atomic_store_explicit(&fiber->wait_detail, detail, memory_order_relaxed);
-}
-
 uintptr_t cov_fiber_wait_detail(const cov_fiber_t *fiber) {
   return atomic_load_explicit(&((cov_fiber_t *)fiber)->wait_detail, memory_order_relaxed);
 }
@@ -149,6 +128,12 @@ uintptr_t cov_fiber_wait_detail(const cov_fiber_t *fiber) {
 #if !defined(COV_ASAN) && !defined(COV_TSAN) && defined(__LP64__)
 _Static_assert(sizeof(cov_fiber_t) <= 104, "a shared fiber's record outgrew its 112-byte heap chunk");
 #endif
+// cov_fiber_note_wait_detail and cov_registry_note_resuming (inline in the header) read and
+// write the record at these offsets.
+_Static_assert(offsetof(cov_fiber_t, wait_detail) == COV_FIBER_WAIT_DETAIL_OFFSET,
+               "the wait's detail moved in the fiber record");
+_Static_assert(offsetof(cov_fiber_t, is_shared) == COV_FIBER_IS_SHARED_OFFSET,
+               "the shared flag moved in the fiber record");
 
 // MARK: - Stacks
 
@@ -169,7 +154,7 @@ void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info
   if (!measure_high_water) return;
   // The lowest page of the stack that is resident: stacks are committed lazily, page by page
   // from the top, so it marks the deepest the stack has been used since it was mapped.
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t page = cov_page_size();
   uintptr_t first = (info->low + page - 1) & ~(uintptr_t)(page - 1);
   enum { PAGES_PER_CALL = 256 };
 #if defined(__APPLE__)
@@ -416,6 +401,32 @@ static void on_signal(int signal) {
   errno = saved;
 }
 
+static void *signal_thread(void *unused);
+
+// Opens the pipe and starts the thread that reads it (`signal_lock` held); 0 or an errno value.
+static int start_signal_thread(void) {
+  if (pipe(wakeup_pipe) != 0) {
+    int error = errno;
+    wakeup_pipe[0] = wakeup_pipe[1] = -1;
+    return error;
+  }
+  for (int i = 0; i < 2; i++) fcntl(wakeup_pipe[i], F_SETFD, FD_CLOEXEC);
+  fcntl(wakeup_pipe[1], F_SETFL, O_NONBLOCK);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  // The signal is handled on whatever thread it hits; this thread only runs `work`.
+  pthread_t thread;
+  int error = pthread_create(&thread, &attributes, signal_thread, NULL);
+  pthread_attr_destroy(&attributes);
+  if (error) {
+    close(wakeup_pipe[0]);
+    close(wakeup_pipe[1]);
+    wakeup_pipe[0] = wakeup_pipe[1] = -1;
+  }
+  return error;
+}
+
 static void *signal_thread(void *unused) {
   (void)unused;
   char bytes[64];
@@ -435,41 +446,54 @@ unsigned long cov_signal_work_count(void) {
 
 int cov_signal_work_install(int signal, void (*work)(void)) {
   pthread_mutex_lock(&signal_lock);
-  int error = 0;
-  bool fresh = wakeup_pipe[0] < 0;
-  if (fresh) {
-    if (pipe(wakeup_pipe) != 0) {
-      error = errno;
-      wakeup_pipe[0] = wakeup_pipe[1] = -1;
-      pthread_mutex_unlock(&signal_lock);
-      return error;
-    }
-    for (int i = 0; i < 2; i++) fcntl(wakeup_pipe[i], F_SETFD, FD_CLOEXEC);
-    fcntl(wakeup_pipe[1], F_SETFL, O_NONBLOCK);
-  }
-  // The handler first (an invalid signal fails here, before any thread is started).
+  // The handler first (an invalid signal fails here, before any thread is started). It writes
+  // to whatever pipe is open when the signal comes (none yet: the write fails, harmlessly).
   struct sigaction action, previous;
   memset(&action, 0, sizeof action);
   action.sa_handler = on_signal;
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
-  if (sigaction(signal, &action, &previous) != 0) error = errno;
-  if (!error && fresh) {
-    pthread_attr_t attributes;
-    pthread_attr_init(&attributes);
-    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-    // The signal is handled on whatever thread it hits; this thread only runs `work`.
-    pthread_t thread;
-    error = pthread_create(&thread, &attributes, signal_thread, NULL);
-    pthread_attr_destroy(&attributes);
+  int error = sigaction(signal, &action, &previous) != 0 ? errno : 0;
+  if (!error && wakeup_pipe[0] < 0) {
+    error = start_signal_thread();
     if (error) sigaction(signal, &previous, NULL);
-  }
-  if (error && fresh) {
-    close(wakeup_pipe[0]);
-    close(wakeup_pipe[1]);
-    wakeup_pipe[0] = wakeup_pipe[1] = -1;
   }
   if (!error) atomic_store_explicit(&signal_work, work, memory_order_release);
   pthread_mutex_unlock(&signal_lock);
   return error;
+}
+
+// MARK: - Fork
+
+// A child inherits the handler and the pipe but not the thread reading it: a signal sent to the
+// child would wake the parent's thread, and the parent would dump. So the child closes its
+// copies of the pipe and starts a thread of its own on a new one (lifecycle.c calls this last in
+// the child, once every lock of the library is usable again).
+void cov_backtrace_fork(cov_fork_phase_t phase) {
+  switch (phase) {
+  case COV_FORK_PREPARE:
+#if defined(__linux__)
+    pthread_mutex_lock(&images_lock);
+#endif
+    pthread_mutex_lock(&signal_lock);
+    break;
+  case COV_FORK_PARENT:
+    pthread_mutex_unlock(&signal_lock);
+#if defined(__linux__)
+    pthread_mutex_unlock(&images_lock);
+#endif
+    break;
+  case COV_FORK_CHILD:
+#if defined(__linux__)
+    pthread_mutex_init(&images_lock, NULL);
+#endif
+    pthread_mutex_init(&signal_lock, NULL);
+    if (wakeup_pipe[0] >= 0) {
+      close(wakeup_pipe[0]);
+      close(wakeup_pipe[1]);
+      wakeup_pipe[0] = wakeup_pipe[1] = -1;
+      start_signal_thread();  // if it fails, signals are dropped (the handler's write fails)
+    }
+    break;
+  }
 }

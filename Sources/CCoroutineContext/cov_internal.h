@@ -65,8 +65,46 @@ static inline size_t cov_cached_sysconf(_Atomic size_t *cache, int name, size_t 
   return value;
 }
 
+// The page size (sysconf, read once).
+size_t cov_page_size(void) __attribute__((visibility("hidden")));
+
 // Prints "Covenant: <message>" and aborts (write(2) only).
 __attribute__((noreturn, cold, visibility("hidden"))) void cov_fatal(const char *message);
+// Prints "Covenant: <message>" and goes on (write(2) only).
+__attribute__((cold, visibility("hidden"))) void cov_warn(const char *message);
+
+// A spinning thread's hint to the CPU (fewer pipeline flushes, the sibling hyperthread runs).
+static inline void cov_cpu_relax(void) {
+#if defined(__x86_64__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// MARK: - Process and thread life cycle (lifecycle.c)
+
+// What fork(2) does to the library's locks: every lock is taken before the fork (in one order,
+// outermost first, so that the copy the child gets is consistent), released in the parent after
+// it, and made anew in the child. Each module implements its part.
+typedef enum { COV_FORK_PREPARE, COV_FORK_PARENT, COV_FORK_CHILD } cov_fork_phase_t;
+void cov_registry_fork(cov_fork_phase_t phase) __attribute__((visibility("hidden")));
+void cov_backtrace_fork(cov_fork_phase_t phase) __attribute__((visibility("hidden")));
+void cov_shared_fork(cov_fork_phase_t phase) __attribute__((visibility("hidden")));
+void cov_stack_fork(cov_fork_phase_t phase) __attribute__((visibility("hidden")));
+
+// Per-thread caches (stacks, fiber records, registry slots) give back what they hold when their
+// thread exits, through one thread-exit hook: a cache arms it (cov_thread_exit_arm, false if it
+// cannot be armed: then keep nothing) when it first keeps something, and the hook flushes every
+// cache, each of which then counts as unarmed again. So a cache refilled after the flush, by
+// another thread-exit destructor that runs later (one that finishes a coroutine, say), arms the
+// hook again and is flushed in the next round of destructors (POSIX runs them again while
+// values are set, PTHREAD_DESTRUCTOR_ITERATIONS rounds in all).
+bool cov_thread_exit_arm(void) __attribute__((visibility("hidden")));
+// The caches' flushes, called by the hook.
+void cov_fiber_record_cache_flush(void) __attribute__((visibility("hidden")));
+void cov_stack_cache_flush(void) __attribute__((visibility("hidden")));
+void cov_registry_cache_flush(void) __attribute__((visibility("hidden")));
 
 // MARK: - Records
 
@@ -143,7 +181,6 @@ enum {
 
 struct cov_shared_stack {
   _Atomic uintptr_t state;
-  _Atomic uintptr_t floor;  // top - copy limit: a suspension below it uses too much stack
   cov_fiber_t *waiters_head, *waiters_tail;  // under the lock
   uintptr_t poisoned_low;   // eager eviction: [poisoned_low, top) is ASan-poisoned (0: none)
   cov_stack_t stack;
@@ -230,11 +267,18 @@ static inline void cov_shared_forget(cov_fiber_t *fiber) {
 // Stops the process: `fiber` suspends with more than the copy limit in use.
 __attribute__((noreturn, cold, visibility("hidden"))) void cov_shared_too_deep(size_t used);
 
-// The copy-limit check at a suspension of a shared fiber (`sp`: about its stack pointer).
+// The copy limit (cov_shared_stack_copy_limit).
+extern _Atomic size_t cov_shared_copy_limit_bytes __attribute__((visibility("hidden")));
+
+// The copy-limit check at a suspension of a shared fiber (`sp`: about its stack pointer). The
+// limit is read here, at every suspension, rather than kept per stack: a change of it then
+// reaches every stack at once, with nothing to update.
 static inline void cov_shared_check_depth(const cov_fiber_t *fiber, uintptr_t sp) {
   const cov_shared_stack_t *stack = fiber->shared.stack;  // bound: it runs
-  if (__builtin_expect(sp < atomic_load_explicit(&stack->floor, memory_order_relaxed), 0))
-    cov_shared_too_deep((size_t)((uintptr_t)stack->top - sp));
+  size_t used = (size_t)((uintptr_t)stack->top - sp);
+  if (__builtin_expect(
+          used > atomic_load_explicit(&cov_shared_copy_limit_bytes, memory_order_relaxed), 0))
+    cov_shared_too_deep(used);
 }
 
 // cov_fiber_copy_frames for a shared fiber.

@@ -95,12 +95,16 @@ typedef struct {
 
 static COV_TLS thread_state_t thread_state;
 
-void cov_fatal(const char *message) {
+void cov_warn(const char *message) {
   static const char prefix[] = "Covenant: ";
   ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
   ignored = write(STDERR_FILENO, message, strlen(message));
   ignored = write(STDERR_FILENO, "\n", 1);
   (void)ignored;
+}
+
+void cov_fatal(const char *message) {
+  cov_warn(message);
   abort();
 }
 

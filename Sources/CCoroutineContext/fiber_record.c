@@ -1,11 +1,11 @@
 // Records of shared-stack fibers: heap blocks, kept in a small per-thread cache so that a thread
 // starting coroutine after coroutine reuses them without malloc (as it reuses dedicated stacks
-// through the stack pool's per-thread cache).
+// through the stack pool's per-thread cache). The cache goes back to malloc when its thread
+// exits (cov_thread_exit_arm).
 
 #include "CCoroutineContext.h"
 #include "cov_internal.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,26 +15,20 @@ enum { RECORD_CACHE_CAPACITY = 16 };
 typedef struct {
   cov_fiber_t *head;  // linked through `previous`
   unsigned count;
-  bool registered;
+  bool armed;  // the thread-exit hook will flush it
 } record_cache_t;
 
 static COV_TLS record_cache_t record_cache;
-static pthread_key_t record_cache_key;
-static pthread_once_t record_cache_once = PTHREAD_ONCE_INIT;
 
 // At thread exit: the cached records go back to malloc.
-static void flush_record_cache(void *unused) {
-  (void)unused;
+void cov_fiber_record_cache_flush(void) {
+  record_cache.armed = false;
   while (record_cache.head) {
     cov_fiber_t *record = record_cache.head;
     record_cache.head = record->previous;
     free(record);
   }
   record_cache.count = 0;
-}
-
-static void make_record_cache_key(void) {
-  pthread_key_create(&record_cache_key, flush_record_cache);
 }
 
 cov_fiber_t *cov_fiber_record_allocate(void) {
@@ -58,14 +52,12 @@ void cov_fiber_record_free(cov_fiber_t *record) {
     free(record);
     return;
   }
-  if (!record_cache.registered) {
-    pthread_once(&record_cache_once, make_record_cache_key);
-    // Any non-NULL value: it only makes the destructor run at thread exit.
-    if (pthread_setspecific(record_cache_key, &record_cache) != 0) {
+  if (!record_cache.armed) {
+    if (!cov_thread_exit_arm()) {
       free(record);
       return;
     }
-    record_cache.registered = true;
+    record_cache.armed = true;
   }
   record->previous = record_cache.head;
   record_cache.head = record;

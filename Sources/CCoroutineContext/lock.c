@@ -8,14 +8,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static inline void cov_cpu_relax(void) {
-#if defined(__x86_64__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
 void cov_lock_wait(void *lock) {
   _Atomic(uint32_t) *word = (_Atomic(uint32_t) *)lock;
   // A critical section is a few dozen instructions: spin briefly before sleeping, reading only

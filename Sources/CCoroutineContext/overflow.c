@@ -101,7 +101,7 @@ static void handle_fault(int signal_number, siginfo_t *info, void *context) {
 // MARK: - Installation
 
 static void free_alt_stack(void *memory) {
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t page = cov_page_size();
   stack_t current;
   if (sigaltstack(NULL, &current) == 0 && current.ss_sp == (char *)memory + page) {
     stack_t disable;
@@ -130,7 +130,7 @@ static void install_thread(void) {
   stack_t current;
   if (sigaltstack(NULL, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;
   // 64 KiB of alternate stack over one inaccessible page.
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  size_t page = cov_page_size();
   char *memory = mmap(NULL, page + ALT_STACK_SIZE, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return;

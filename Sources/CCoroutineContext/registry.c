@@ -20,13 +20,22 @@
 
 _Atomic(cov_registry_entry_t *) cov_registry_chunks[COV_REGISTRY_MAX_CHUNKS];
 
-enum { CHUNK_ENTRIES = 1u << COV_REGISTRY_CHUNK_SHIFT, BATCH = COV_REGISTRY_BATCH };
+enum {
+  CHUNK_ENTRIES = 1u << COV_REGISTRY_CHUNK_SHIFT,
+  BATCH = COV_REGISTRY_BATCH,
+  // After the table failed to grow: no new attempt (a system call under the table's lock, on
+  // every start) for this long.
+  GROWTH_RETRY_NANOSECONDS = 1000 * 1000 * 1000,
+};
 
 // Raised while a snapshot visits the chunk.
 _Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
 
-_Atomic(uint64_t) cov_registry_serial = 1;
-static _Atomic(uint64_t) overflow_count;
+// Each on a cache line of its own: the serial number is written by every registration, the
+// count of visits read by every leave.
+_Alignas(64) _Atomic(uint64_t) cov_registry_serial __attribute__((visibility("hidden"))) = 1;
+_Alignas(64) _Atomic(uint32_t) cov_registry_visits __attribute__((visibility("hidden")));
+_Alignas(64) static _Atomic(uint64_t) overflow_count;
 
 // The global store of magazines and the end of the carved table, under `table_lock`.
 // `scan_lock` is held by a snapshot for each chunk it visits; leavers of that chunk wait on it.
@@ -36,42 +45,90 @@ static cov_lock_t table_lock;
 static cov_lock_t scan_lock;
 static cov_registry_slot_list_t *magazines;
 static size_t magazine_count, magazine_capacity;
-static uint32_t carved;  // slots [0, carved) exist
+static uint32_t carved;  // entries [0, carved) of the table exist
+// When the table last failed to grow (monotonic nanoseconds; 0: it has not, or grew since).
+static uint64_t growth_failed_at;
+static _Atomic int growth_failure_forced;  // tests (cov_registry_test_growth_failures)
+static unsigned growth_failures;
 
 COV_TLS cov_registry_slot_cache_t cov_registry_slot_cache = {
-    {COV_REGISTRY_NO_SLOT, 0}, {COV_REGISTRY_NO_SLOT, 0}, 0};
+    COV_REGISTRY_NO_SLOT, 0, {COV_REGISTRY_NO_SLOT, 0}, {COV_REGISTRY_NO_SLOT, 0}};
 #define slot_cache cov_registry_slot_cache
-static pthread_key_t slot_cache_key;
-static pthread_once_t slot_cache_once = PTHREAD_ONCE_INIT;
 
 static const cov_registry_slot_list_t empty_list = {COV_REGISTRY_NO_SLOT, 0};
 
-static void lock(cov_lock_t *lock) { cov_lock_lock(lock); }
-static void unlock(cov_lock_t *lock) { cov_lock_unlock(lock); }
+static void (*_Atomic forget_name)(uint64_t id);
+
+void cov_registry_set_name_forgetter(void (*forget)(uint64_t id)) {
+  atomic_store_explicit(&forget_name, forget, memory_order_release);
+}
+
+// The slot of entry `index` of the table.
+static uint32_t slot_of(uint32_t index) {
+  return (index >> COV_REGISTRY_CHUNK_SHIFT) << COV_REGISTRY_SLOT_CHUNK_SHIFT |
+         (uint32_t)((index & (CHUNK_ENTRIES - 1)) * sizeof(cov_registry_entry_t) +
+                    COV_REGISTRY_SLOT_BIAS);
+}
+
+static size_t chunk_of(uint32_t slot) { return slot >> COV_REGISTRY_SLOT_CHUNK_SHIFT; }
+
+static uint64_t monotonic_nanoseconds(void);
 
 // Puts a (non-empty) magazine in the global store; false if the store cannot grow (the caller
 // keeps it).
 static bool store_magazine(cov_registry_slot_list_t list) {
-  lock(&table_lock);
+  cov_lock_lock(&table_lock);
   if (magazine_count == magazine_capacity) {
     size_t capacity = magazine_capacity ? magazine_capacity * 2 : 64;
     cov_registry_slot_list_t *grown = realloc(magazines, capacity * sizeof *grown);
     if (!grown) {
-      unlock(&table_lock);
+      cov_lock_unlock(&table_lock);
       return false;
     }
     magazines = grown;
     magazine_capacity = capacity;
   }
   magazines[magazine_count++] = list;
-  unlock(&table_lock);
+  cov_lock_unlock(&table_lock);
   return true;
 }
 
+// A new chunk for entries [carved, carved + CHUNK_ENTRIES) (lock held), or NULL: the table is at
+// its largest, or the memory cannot be had (then no new attempt is made for a while, and the
+// failure is reported once, on stderr).
+static cov_registry_entry_t *grow_locked(size_t chunk) {
+  if (chunk >= COV_REGISTRY_MAX_CHUNKS) return NULL;
+  uint64_t now = 0;
+  if (growth_failed_at) {
+    now = monotonic_nanoseconds();
+    if (now - growth_failed_at < GROWTH_RETRY_NANOSECONDS) return NULL;
+  }
+  // Zeroed pages from the kernel, touched only as slots are used (calloc would clear a block
+  // reused from the heap: 96 KiB of stores up front).
+  void *mapped = atomic_load_explicit(&growth_failure_forced, memory_order_relaxed)
+                     ? MAP_FAILED
+                     : mmap(NULL, CHUNK_ENTRIES * sizeof(cov_registry_entry_t),
+                            PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED) {
+    growth_failures++;
+    if (!growth_failed_at)
+      cov_warn("the registry of live coroutines cannot grow (no memory for another 4,096 "
+               "entries): coroutines and generators started now run unlisted (a snapshot's "
+               "`unlisted` counts them)");
+    growth_failed_at = now ? now : monotonic_nanoseconds();
+    if (!growth_failed_at) growth_failed_at = 1;
+    return NULL;
+  }
+  growth_failed_at = 0;
+  cov_registry_entry_t *entries = mapped;
+  atomic_store_explicit(&cov_registry_chunks[chunk], entries, memory_order_release);
+  return entries;
+}
+
 // A magazine from the global store, or BATCH new slots carved from the end of the table (linked
-// in order); an empty list if the table is full.
+// in order); an empty list if the table cannot grow.
 static cov_registry_slot_list_t take_magazine(void) {
-  lock(&table_lock);
+  cov_lock_lock(&table_lock);
   cov_registry_slot_list_t list = empty_list;
   if (magazine_count > 0) {
     list = magazines[--magazine_count];
@@ -80,94 +137,107 @@ static cov_registry_slot_list_t take_magazine(void) {
     cov_registry_entry_t *entries =
         chunk < COV_REGISTRY_MAX_CHUNKS
             ? atomic_load_explicit(&cov_registry_chunks[chunk], memory_order_relaxed) : NULL;
-    if (chunk < COV_REGISTRY_MAX_CHUNKS && !entries) {
-      // Zeroed pages from the kernel, touched only as slots are used (calloc would clear a block
-      // reused from the heap: 96 KiB of stores up front).
-      void *mapped = mmap(NULL, CHUNK_ENTRIES * sizeof(cov_registry_entry_t), PROT_READ | PROT_WRITE,
-                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      entries = mapped == MAP_FAILED ? NULL : mapped;
-      if (entries) atomic_store_explicit(&cov_registry_chunks[chunk], entries, memory_order_release);
-    }
+    if (!entries) entries = grow_locked(chunk);
     if (entries) {
-      // BATCH divides CHUNK_ENTRIES: a magazine never straddles two chunks.
-      uint32_t first = carved;
-      for (uint32_t i = 0; i < BATCH; i++) {
-        uint32_t next = i + 1 < BATCH ? first + i + 1 : COV_REGISTRY_NO_SLOT;
-        atomic_store_explicit(&entries[(first + i) & (CHUNK_ENTRIES - 1)].id, next,
+      // BATCH divides CHUNK_ENTRIES: a magazine never straddles two chunks, and the slots of
+      // its consecutive entries are one entry's size apart.
+      uint32_t first = slot_of(carved);
+      cov_registry_entry_t *entry = &entries[carved & (CHUNK_ENTRIES - 1)];
+      for (uint32_t i = 0; i + 1 < BATCH; i++)
+        atomic_store_explicit(&entry[i].id, first + (i + 1) * (uint32_t)sizeof *entry,
                               memory_order_relaxed);
-      }
+      atomic_store_explicit(&entry[BATCH - 1].id, COV_REGISTRY_NO_SLOT, memory_order_relaxed);
       carved += BATCH;
       list = (cov_registry_slot_list_t){first, BATCH};
     }
   }
-  unlock(&table_lock);
+  cov_lock_unlock(&table_lock);
   return list;
 }
 _Static_assert(CHUNK_ENTRIES % BATCH == 0, "magazines must not straddle chunks");
 
-// At thread exit: the thread's magazines go back to the global store.
-static void flush_slot_cache(void *unused) {
-  (void)unused;
-  if (slot_cache.current.count && store_magazine(slot_cache.current)) slot_cache.current = empty_list;
+// At thread exit (lifecycle.c): the thread's magazines go back to the global store (if it cannot
+// take them, they stay here, lost with the thread), and the cache counts as unarmed, so that a
+// slot given back later in the thread's exit arms the hook again.
+void cov_registry_cache_flush(void) {
+  slot_cache.limit = 0;
+  if (slot_cache.take != COV_REGISTRY_NO_SLOT) {
+    cov_registry_slot_list_t take = {slot_cache.take, 0};
+    for (uint32_t slot = take.head; slot != COV_REGISTRY_NO_SLOT; take.count++)
+      slot = (uint32_t)atomic_load_explicit(&cov_registry_entry(slot)->id, memory_order_relaxed);
+    if (store_magazine(take)) slot_cache.take = COV_REGISTRY_NO_SLOT;
+  }
+  if (slot_cache.give.count && store_magazine(slot_cache.give)) slot_cache.give = empty_list;
   if (slot_cache.spare.count && store_magazine(slot_cache.spare)) slot_cache.spare = empty_list;
 }
 
-static void make_slot_cache_key(void) { pthread_key_create(&slot_cache_key, flush_slot_cache); }
-
-// The calling thread's cache gets a destructor that gives its slots back at thread exit.
-static void register_cache(void) {
-  pthread_once(&slot_cache_once, make_slot_cache_key);
-  // Any non-NULL value: it only makes the destructor run at thread exit.
-  pthread_setspecific(slot_cache_key, &slot_cache);
-  slot_cache.registered = 1;
+// The thread-exit hook will give the cache back.
+static void arm_cache(void) {
+  // (If the hook cannot be armed, slots are still cached: lost when the thread exits.)
+  cov_thread_exit_arm();
+  slot_cache.limit = BATCH;
 }
 
+// The take magazine is empty: the slots given back here first, else the spare, else a magazine
+// from the global store.
 uint32_t cov_registry_enter_slow(uintptr_t object) {
-  if (!slot_cache.registered) register_cache();
-  if (slot_cache.spare.count > 0) {
-    slot_cache.current = slot_cache.spare;
-    slot_cache.spare = empty_list;
+  if (slot_cache.limit == 0) arm_cache();
+  cov_registry_slot_list_t *local =
+      slot_cache.give.count > 0 ? &slot_cache.give : &slot_cache.spare;
+  if (local->count > 0) {
+    slot_cache.take = local->head;
+    *local = empty_list;
   } else {
-    slot_cache.current = take_magazine();
+    slot_cache.take = take_magazine().head;
   }
-  if (slot_cache.current.count == 0) {
+  if (slot_cache.take == COV_REGISTRY_NO_SLOT) {
     atomic_fetch_add_explicit(&overflow_count, 1, memory_order_relaxed);
     return COV_REGISTRY_NO_SLOT;
   }
   return cov_registry_enter(object);
 }
 
-void cov_registry_wait_for_scan(void) {
-  lock(&scan_lock);
-  unlock(&scan_lock);
+// Waits while a snapshot visits the chunk of `slot` (sequentially consistent loads, after the
+// caller's own sequentially consistent store or fence: see cov_registry_leave).
+static void wait_for_scan(uint32_t slot) {
+  if (atomic_load_explicit(&cov_registry_visits, memory_order_seq_cst) != 0 &&
+      atomic_load_explicit(&cov_registry_chunk_scanning[chunk_of(slot)], memory_order_seq_cst)) {
+    cov_lock_lock(&scan_lock);
+    cov_lock_unlock(&scan_lock);
+  }
 }
 
-void cov_registry_leave_slow(uint32_t slot) {
+void cov_registry_leave_slow(uint32_t slot, uintptr_t object) {
+  cov_registry_entry_t *entry = cov_registry_entry(slot);
+  // First the visit of the chunk, which may be reading the owner's name.
+  wait_for_scan(slot);
+  if (object & COV_REGISTRY_NAMED) {
+    // The id word is still the serial number: the entry is not on a free list yet.
+    void (*forget)(uint64_t) = atomic_load_explicit(&forget_name, memory_order_acquire);
+    if (forget) forget(atomic_load_explicit(&entry->id, memory_order_relaxed));
+  }
   // A thread that only ever leaves (coroutines started elsewhere finish here) still gives its
   // slots back when it exits.
-  if (!slot_cache.registered) register_cache();
-  if (slot_cache.current.count == BATCH) {
+  if (slot_cache.limit == 0) arm_cache();
+  if (slot_cache.give.count >= BATCH) {
     if (slot_cache.spare.count == 0) {
-      slot_cache.spare = slot_cache.current;
-      slot_cache.current = empty_list;
+      slot_cache.spare = slot_cache.give;
+      slot_cache.give = empty_list;
     } else if (store_magazine(slot_cache.spare)) {
-      slot_cache.spare = slot_cache.current;
-      slot_cache.current = empty_list;
+      slot_cache.spare = slot_cache.give;
+      slot_cache.give = empty_list;
     }
-    // (If the store could not grow, the current magazine simply grows past BATCH.)
+    // (If the store could not grow, the give magazine simply grows past BATCH.)
   }
-  atomic_store_explicit(&cov_registry_entry(slot)->id, slot_cache.current.head,
-                        memory_order_relaxed);
-  slot_cache.current.head = slot;
-  slot_cache.current.count++;
+  atomic_store_explicit(&entry->id, slot_cache.give.head, memory_order_relaxed);
+  slot_cache.give.head = slot;
+  slot_cache.give.count++;
 }
 
 void cov_registry_quiesce(uint32_t slot) {
   if (slot == COV_REGISTRY_NO_SLOT) return;
   atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(&cov_registry_chunk_scanning[slot >> COV_REGISTRY_CHUNK_SHIFT],
-                           memory_order_seq_cst))
-    cov_registry_wait_for_scan();
+  wait_for_scan(slot);
 }
 
 uint64_t cov_registry_next_id(void) {
@@ -178,18 +248,30 @@ uint64_t cov_registry_overflow_count(void) {
   return atomic_load_explicit(&overflow_count, memory_order_relaxed);
 }
 
+unsigned cov_registry_test_growth_failures(int force) __attribute__((visibility("hidden")));
+unsigned cov_registry_test_growth_failures(int force) {
+  atomic_store_explicit(&growth_failure_forced, force, memory_order_relaxed);
+  cov_lock_lock(&table_lock);
+  unsigned failures = growth_failures;
+  if (!force) growth_failed_at = 0;  // the next need tries again at once
+  cov_lock_unlock(&table_lock);
+  return failures;
+}
+
 void cov_registry_visit(void (*visit)(void *context, cov_registry_entry_t *entry, uintptr_t object),
                         void *context) {
-  pthread_once(&slot_cache_once, make_slot_cache_key);
-  lock(&table_lock);
+  cov_lock_lock(&table_lock);
   uint32_t end = carved;
-  unlock(&table_lock);
+  cov_lock_unlock(&table_lock);
+  // Before any chunk's flag (sequentially consistent, as the leaves' checks): a leave that does
+  // not see the count did its exchange before the visit could read its entry.
+  atomic_fetch_add_explicit(&cov_registry_visits, 1, memory_order_seq_cst);
   for (uint32_t first = 0; first < end; first += CHUNK_ENTRIES) {
     size_t chunk = first >> COV_REGISTRY_CHUNK_SHIFT;
     cov_registry_entry_t *entries =
         atomic_load_explicit(&cov_registry_chunks[chunk], memory_order_acquire);
     if (!entries) continue;
-    lock(&scan_lock);
+    cov_lock_lock(&scan_lock);
     atomic_store_explicit(&cov_registry_chunk_scanning[chunk], 1, memory_order_seq_cst);
     uint32_t count = end - first < CHUNK_ENTRIES ? end - first : CHUNK_ENTRIES;
     for (uint32_t i = 0; i < count; i++) {
@@ -197,7 +279,30 @@ void cov_registry_visit(void (*visit)(void *context, cov_registry_entry_t *entry
       if (object) visit(context, &entries[i], object);
     }
     atomic_store_explicit(&cov_registry_chunk_scanning[chunk], 0, memory_order_release);
-    unlock(&scan_lock);
+    cov_lock_unlock(&scan_lock);
+  }
+  atomic_fetch_sub_explicit(&cov_registry_visits, 1, memory_order_release);
+}
+
+// MARK: - Fork
+
+// The scan lock is outermost: a visit holds it while it reads frames under shared stacks'
+// locks. In the child, no visit is under way (its thread is gone, and none was inside a chunk).
+void cov_registry_fork(cov_fork_phase_t phase) {
+  switch (phase) {
+  case COV_FORK_PREPARE:
+    cov_lock_lock(&scan_lock);
+    cov_lock_lock(&table_lock);
+    break;
+  case COV_FORK_PARENT:
+    cov_lock_unlock(&table_lock);
+    cov_lock_unlock(&scan_lock);
+    break;
+  case COV_FORK_CHILD:
+    cov_lock_init(&table_lock);
+    cov_lock_init(&scan_lock);
+    atomic_store_explicit(&cov_registry_visits, 0, memory_order_relaxed);
+    break;
   }
 }
 
@@ -235,8 +340,8 @@ double cov_registry_ticks_per_second(void) {
 }
 
 uint32_t cov_registry_slots_made(void) {
-  lock(&table_lock);
+  cov_lock_lock(&table_lock);
   uint32_t made = carved;
-  unlock(&table_lock);
+  cov_lock_unlock(&table_lock);
   return made;
 }

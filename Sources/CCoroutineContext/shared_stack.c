@@ -49,7 +49,7 @@ enum {
 
 // MARK: - Configuration
 
-static _Atomic size_t copy_limit = COV_DEFAULT_COPY_LIMIT;
+_Atomic size_t cov_shared_copy_limit_bytes = COV_DEFAULT_COPY_LIMIT;
 static _Atomic size_t default_min_stacks = COV_DEFAULT_MIN_STACKS;
 static void (*park_hook)(void *);
 static void (*unpark_hook)(void *);
@@ -78,22 +78,12 @@ void cov_shared_stacks_set_eager_eviction(int enabled) {
 }
 
 size_t cov_shared_stack_copy_limit(void) {
-  return atomic_load_explicit(&copy_limit, memory_order_relaxed);
+  return atomic_load_explicit(&cov_shared_copy_limit_bytes, memory_order_relaxed);
 }
-
-static void update_floors(void);
 
 void cov_shared_stack_set_copy_limit(size_t bytes) {
   if (bytes < COV_MIN_COPY_LIMIT) bytes = COV_MIN_COPY_LIMIT;
-  atomic_store_explicit(&copy_limit, bytes, memory_order_relaxed);
-  update_floors();
-}
-
-// Where a suspension of `stack` uses more than the copy limit.
-static uintptr_t floor_of(const cov_shared_stack_t *stack) {
-  size_t limit = cov_shared_stack_copy_limit();
-  uintptr_t top = (uintptr_t)stack->top;
-  return top > limit ? top - limit : 0;
+  atomic_store_explicit(&cov_shared_copy_limit_bytes, bytes, memory_order_relaxed);
 }
 
 size_t cov_shared_stacks_default_min(void) {
@@ -127,7 +117,6 @@ void cov_shared_too_deep(size_t used) {
 // MARK: - Groups
 
 struct cov_stack_group {
-  const void *key;
   pthread_mutex_t grow_lock;
   _Atomic size_t min_stacks;
   _Atomic bool configured;  // cov_stack_group_set_configured: the owner keeps settings
@@ -175,10 +164,9 @@ static size_t hash_key(const void *key) {
   return (size_t)value & (GROUP_TABLE_SIZE - 1);
 }
 
-static cov_stack_group_t *make_group(const void *key) {
+static cov_stack_group_t *make_group(void) {
   cov_stack_group_t *group = calloc(1, sizeof *group);
   if (!group) return NULL;
-  group->key = key;
   pthread_mutex_init(&group->grow_lock, NULL);
   atomic_store_explicit(&group->min_stacks, cov_shared_stacks_default_min(), memory_order_relaxed);
   return group;
@@ -236,7 +224,6 @@ static cov_stack_group_t *reassign_locked(const void *key) {
     group_count--;
     tombstones++;
     if (tombstones > GROUP_TABLE_SIZE / 8) rehash_locked();
-    group->key = key;
     atomic_store_explicit(&group->min_stacks, cov_shared_stacks_default_min(), memory_order_relaxed);
     atomic_store_explicit(&group->configured, false, memory_order_relaxed);
     insert_locked(key, group);
@@ -252,7 +239,7 @@ static cov_stack_group_t *reassign_locked(const void *key) {
 // Looks `key` up under the table lock, creating (or reassigning) its group if `create`.
 static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   if (!key) {
-    if (!null_key_group && create) null_key_group = make_group(NULL);
+    if (!null_key_group && create) null_key_group = make_group();
     return null_key_group;
   }
   size_t index = hash_key(key);
@@ -263,7 +250,7 @@ static cov_stack_group_t *lookup_locked(const void *key, bool create) {
   }
   if (!create) return NULL;
   if (group_count >= GROUP_TABLE_LIMIT) return reassign_locked(key);
-  cov_stack_group_t *group = make_group(key);
+  cov_stack_group_t *group = make_group();
   if (group) insert_locked(key, group);
   return group;
 }
@@ -295,21 +282,6 @@ int cov_stack_group_is_configured(const cov_stack_group_t *group) {
   return atomic_load_explicit(&group->configured, memory_order_acquire);
 }
 
-// After a change of the copy limit: every stack's floor (the table lock keeps groups from
-// being made meanwhile; a stack being added computes its own from the new limit).
-static void update_floors(void) {
-  pthread_mutex_lock(&table_lock);
-  for (size_t i = 0; i <= GROUP_TABLE_SIZE; i++) {
-    cov_stack_group_t *group = i < GROUP_TABLE_SIZE ? group_table[i].group : null_key_group;
-    if (!group) continue;
-    size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
-    for (size_t k = 0; k < count; k++)
-      atomic_store_explicit(&group->stacks[k]->floor, floor_of(group->stacks[k]),
-                            memory_order_relaxed);
-  }
-  pthread_mutex_unlock(&table_lock);
-}
-
 size_t cov_stack_group_stack_count(const void *key) {
   pthread_mutex_lock(&table_lock);
   cov_stack_group_t *group = lookup_locked(key, false);
@@ -330,7 +302,6 @@ static cov_shared_stack_t *grow(cov_stack_group_t *group, size_t below, int *err
     *error = stack ? cov_stack_allocate(0, &stack->stack) : ENOMEM;
     if (*error == 0) {
       stack->top = (char *)(((uintptr_t)stack->stack.base + stack->stack.size) & ~(uintptr_t)15);
-      atomic_store_explicit(&stack->floor, floor_of(stack), memory_order_relaxed);
       group->stacks[count] = stack;
       atomic_store_explicit(&group->count, count + 1, memory_order_release);
       result = stack;
@@ -396,12 +367,39 @@ static uintptr_t lock_stack(cov_shared_stack_t *stack) {
     }
     // Held for a copy of at most the copy limit, or a list operation.
     if (++spins > 100) sched_yield();
+    else cov_cpu_relax();
     state = atomic_load_explicit(&stack->state, memory_order_relaxed);
   }
 }
 
 static void unlock_stack(cov_shared_stack_t *stack, uintptr_t state) {
   atomic_store_explicit(&stack->state, state & ~(uintptr_t)COV_STACK_LOCKED, memory_order_release);
+}
+
+// MARK: - Fork
+
+// Every lock of this file, outermost first: the group table's, then each group's growth lock
+// and its stacks' locks (no copy, eviction or wait-list change is then half done in the
+// child's copy). Their users never hold one of them while taking another, except the table's,
+// and a growth calls stack.c (whose lock comes after these). In the child, a stack whose
+// occupant was running on another thread stays running: fibers bound to it park for ever.
+void cov_shared_fork(cov_fork_phase_t phase) {
+  if (phase == COV_FORK_PREPARE) pthread_mutex_lock(&table_lock);
+  for (size_t i = 0; i <= GROUP_TABLE_SIZE; i++) {
+    cov_stack_group_t *group = i < GROUP_TABLE_SIZE ? group_table[i].group : null_key_group;
+    if (!group) continue;
+    if (phase == COV_FORK_PREPARE) pthread_mutex_lock(&group->grow_lock);
+    size_t count = atomic_load_explicit(&group->count, memory_order_acquire);
+    for (size_t k = 0; k < count; k++) {
+      cov_shared_stack_t *stack = group->stacks[k];
+      if (phase == COV_FORK_PREPARE) lock_stack(stack);
+      else unlock_stack(stack, atomic_load_explicit(&stack->state, memory_order_relaxed));
+    }
+    if (phase == COV_FORK_PARENT) pthread_mutex_unlock(&group->grow_lock);
+    if (phase == COV_FORK_CHILD) pthread_mutex_init(&group->grow_lock, NULL);
+  }
+  if (phase == COV_FORK_PARENT) pthread_mutex_unlock(&table_lock);
+  if (phase == COV_FORK_CHILD) pthread_mutex_init(&table_lock, NULL);
 }
 
 // MARK: - Copies (lock held)
@@ -424,6 +422,17 @@ static void unpoison(const void *address, size_t size) {
 #endif
 }
 
+// Stops the process: no memory for the copy of a suspended fiber's frames. (It cannot go on: the
+// stack is needed by the fiber being switched in, and the occupant's frames have nowhere to go.)
+static __attribute__((noreturn, cold)) void out_of_memory_for_copy(size_t bytes) {
+  char text[200];
+  snprintf(text, sizeof text,
+           "out of memory: malloc(%zu) failed for the copy of a suspended coroutine's frames "
+           "off its shared stack",
+           bytes);
+  cov_fatal(text);
+}
+
 // Copies the occupant's used bytes [sp, top) to its buffer (grown, or shrunk when far too big).
 static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
   char *sp = occupant->context;
@@ -435,8 +444,7 @@ static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
     // adds an 8-byte header and rounds its chunks to 16, so 16k + 8 bytes fill one exactly.
     capacity = (used + 7) & ~(size_t)7;
     occupant->shared.saved = malloc(capacity);
-    if (!occupant->shared.saved)
-      cov_fatal("out of memory for the copy of a suspended coroutine's stack");
+    if (!occupant->shared.saved) out_of_memory_for_copy(capacity);
 #if defined(COV_ASAN)
     __lsan_ignore_object(occupant->shared.saved);
 #endif
@@ -452,8 +460,7 @@ static void evict(cov_shared_stack_t *stack, cov_fiber_t *occupant) {
 #endif
 }
 
-static void restore(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
-  (void)stack;
+static void restore(cov_fiber_t *fiber) {
   size_t size = fiber->shared.saved_size;
   unpoison(fiber->context, size);
   memcpy(fiber->context, fiber->shared.saved, size);
@@ -498,7 +505,7 @@ static void hand_back(cov_fiber_t *waiter) {
 #if defined(COV_TSAN)
     __tsan_release(next);  // its next resume acquires it (fiber.c): the unpark is that edge
 #endif
-    if (unpark_hook) unpark_hook(next->argument);
+    unpark_hook(next->argument);  // set: the waiter was parked (cov_shared_acquire_slow)
   }
   handing_back.draining = false;
 }
@@ -509,13 +516,19 @@ int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
 
   uintptr_t state = lock_stack(stack);
   if (state & COV_STACK_RUNNING) {
-    // Its occupant runs, here or on another thread: wait in line, without blocking anyone.
+    // Its occupant runs, here or on another thread: wait in line, without blocking anyone. Only
+    // the hooks can tell the fiber's owner that it is parked, and hand it back later: without
+    // them it would be lost, never to run again.
+    if (!park_hook || !unpark_hook)
+      cov_fatal("a shared-stack fiber must wait for its stack, which another fiber is running, "
+                "but no parking hooks are set (cov_fiber_set_parking_hooks): it would never "
+                "run again");
     fiber->parked = true;
     fiber->next_waiter = NULL;
     if (stack->waiters_tail) stack->waiters_tail->next_waiter = fiber;
     else stack->waiters_head = fiber;
     stack->waiters_tail = fiber;
-    if (park_hook) park_hook(fiber->argument);
+    park_hook(fiber->argument);
     unlock_stack(stack, state | COV_STACK_WAITERS);
     return 0;
   }
@@ -524,7 +537,7 @@ int cov_shared_acquire_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber,
     if (occupant) evict(stack, occupant);
     cov_shared_clear_poison(stack);
     if (fiber->shared.saved_size > 0) {
-      restore(stack, fiber);
+      restore(fiber);
     } else {
       if (fiber->started) cov_fatal("a shared-stack fiber lost its frames");
       fiber->context = cov_make_fcontext_hidden(stack->top, stack->stack.size, entry);
@@ -559,48 +572,76 @@ void cov_shared_release_slow(cov_shared_stack_t *stack, cov_fiber_t *fiber) {
   if (waiter) hand_back(waiter);
 }
 
-size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
-                              cov_fiber_frames_t *out) {
-  if (!fiber->bound) {
-    cov_fiber_frames(fiber, out);
+// Calls `use(frames, context)` with the frames of a switched-out shared fiber, under its stack's
+// lock, so that neither an eviction nor a resume moves them meanwhile, and returns what it
+// returns. 0 if the fiber is running or has no frames (`frames` then filled as cov_fiber_frames
+// does; all zero if its stack is running it).
+static size_t with_locked_frames(const cov_fiber_t *fiber, cov_fiber_frames_t *frames,
+                                 size_t (*use)(cov_fiber_frames_t *frames, void *context),
+                                 void *context) {
+  // Acquiring, as fiber.c publishes it (releasing) after `shared.stack`: this may run on a
+  // snapshot's thread while the fiber first runs on another.
+  if (!__atomic_load_n(&fiber->bound, __ATOMIC_ACQUIRE)) {
+    cov_fiber_frames(fiber, frames);
     return 0;
   }
   cov_shared_stack_t *stack = fiber->shared.stack;
-  lock_stack(stack);
-  size_t used = 0;
-  uintptr_t state = atomic_load_explicit(&stack->state, memory_order_relaxed);
+  uintptr_t state = lock_stack(stack);
+  size_t result = 0;
   bool running_here = (state & ~(uintptr_t)COV_STACK_FLAGS) == (uintptr_t)fiber &&
                       (state & COV_STACK_RUNNING);
-  if (!running_here && cov_fiber_frames(fiber, out)) {
-    used = (size_t)((const char *)out->stack_high - (const char *)out->sp);
-    cov_copy_stack_bytes(buffer, out->bytes, used < capacity ? used : capacity);
-    out->bytes = buffer;
-  }
+  if (running_here) memset(frames, 0, sizeof *frames);
+  else if (cov_fiber_frames(fiber, frames)) result = use(frames, context);
   unlock_stack(stack, state);
+  return result;
+}
+
+static size_t used_bytes(const cov_fiber_frames_t *frames) {
+  return (size_t)((const char *)frames->stack_high - (const char *)frames->sp);
+}
+
+typedef struct {
+  void *buffer;
+  size_t capacity;
+} copy_request_t;
+
+static size_t copy_locked(cov_fiber_frames_t *frames, void *context) {
+  copy_request_t *request = context;
+  size_t used = used_bytes(frames);
+  cov_copy_stack_bytes(request->buffer, frames->bytes,
+                       used < request->capacity ? used : request->capacity);
+  frames->bytes = request->buffer;
   return used;
+}
+
+size_t cov_shared_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
+                              cov_fiber_frames_t *out) {
+  copy_request_t request = {buffer, capacity};
+  return with_locked_frames(fiber, out, copy_locked, &request);
 }
 
 size_t cov_walk_saved_frames(const cov_fiber_frames_t *frames, uintptr_t *addresses,
                              size_t capacity) __attribute__((visibility("hidden")));
 
-// cov_fiber_backtrace for a shared fiber: walked under the stack's lock, so neither an eviction
-// nor a resume moves the frames meanwhile.
+typedef struct {
+  uintptr_t *addresses;
+  size_t capacity;
+  size_t *in_use;
+} walk_request_t;
+
+static size_t walk_locked(cov_fiber_frames_t *frames, void *context) {
+  walk_request_t *request = context;
+  *request->in_use = used_bytes(frames);
+  return cov_walk_saved_frames(frames, request->addresses, request->capacity);
+}
+
+// cov_fiber_backtrace for a shared fiber.
 size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
                             size_t *in_use) __attribute__((visibility("hidden")));
 size_t cov_shared_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
                             size_t *in_use) {
   *in_use = 0;
-  if (!__atomic_load_n(&fiber->bound, __ATOMIC_ACQUIRE)) return 0;
-  cov_shared_stack_t *stack = fiber->shared.stack;
-  uintptr_t state = lock_stack(stack);
-  size_t count = 0;
-  bool running_here = (state & ~(uintptr_t)COV_STACK_FLAGS) == (uintptr_t)fiber &&
-                      (state & COV_STACK_RUNNING);
   cov_fiber_frames_t frames;
-  if (!running_here && cov_fiber_frames(fiber, &frames)) {
-    *in_use = (size_t)((const char *)frames.stack_high - (const char *)frames.sp);
-    count = cov_walk_saved_frames(&frames, addresses, capacity);
-  }
-  unlock_stack(stack, state);
-  return count;
+  walk_request_t request = {addresses, capacity, in_use};
+  return with_locked_frames(fiber, &frames, walk_locked, &request);
 }

@@ -83,7 +83,7 @@ enum {
 static _Atomic size_t default_size = COV_DEFAULT_STACK_SIZE;
 static _Atomic size_t pool_capacity = COV_DEFAULT_POOL_CAPACITY;
 
-static size_t page_size(void) {
+size_t cov_page_size(void) {
   static _Atomic size_t cached;
   return cov_cached_sysconf(&cached, _SC_PAGESIZE, 4096);
 }
@@ -91,14 +91,14 @@ static size_t page_size(void) {
 static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
 
 static size_t guard_size(void) {
-  size_t page = page_size();
+  size_t page = cov_page_size();
   return page > COV_GUARD_SIZE ? page : round_up(COV_GUARD_SIZE, page);
 }
 
 static size_t normalized_size(size_t size) {
   if (size < COV_MIN_STACK_SIZE) size = COV_MIN_STACK_SIZE;
   if (size > SIZE_MAX / 2) return 0;
-  return round_up(size, page_size());
+  return round_up(size, cov_page_size());
 }
 
 size_t cov_stack_default_size(void) {
@@ -154,7 +154,7 @@ static bool guard_markers_supported(void) {
     return false;
   }
   // Probe on a throwaway two-page mapping.
-  size_t page = page_size();
+  size_t page = cov_page_size();
   void *probe = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (probe == MAP_FAILED) return false;  // undecided; try again next time
@@ -306,11 +306,12 @@ struct cov_slab {
   unsigned free_slots[SLAB_SLOTS];
 };
 
-// A child forked while another thread held the lock would deadlock on its first allocation.
-static void before_fork(void) { pthread_mutex_lock(&lock); }
-static void after_fork(void) { pthread_mutex_unlock(&lock); }
-__attribute__((constructor)) static void register_fork_handlers(void) {
-  pthread_atfork(before_fork, after_fork, after_fork);
+// A child forked while another thread held the lock would deadlock on its first allocation
+// (lifecycle.c calls this around every fork).
+void cov_stack_fork(cov_fork_phase_t phase) {
+  if (phase == COV_FORK_PREPARE) pthread_mutex_lock(&lock);
+  else if (phase == COV_FORK_PARENT) pthread_mutex_unlock(&lock);
+  else pthread_mutex_init(&lock, NULL);
 }
 
 static slab_class_t *classes;
@@ -368,9 +369,13 @@ static bool is_individual(const cov_stack_t *stack) {
 static void individual_free(cov_stack_t *stack) {
   int index = (int)((uintptr_t)stack->allocation >> 2) - 1;
   size_t mappings = ((uintptr_t)stack->allocation & 2) ? 2 : 1;
-  munmap(stack->guard, stack->guard_size + stack->size);
+  // Out of the guard registry before the range is unmapped: once it is, another mapping may
+  // take its place, whose faults the signal handler must not take for this stack's guard.
   pthread_mutex_lock(&lock);
   registry_remove(index);
+  pthread_mutex_unlock(&lock);
+  munmap(stack->guard, stack->guard_size + stack->size);
+  pthread_mutex_lock(&lock);
   unclaim_mappings(mappings);
   pthread_mutex_unlock(&lock);
 }
@@ -577,30 +582,26 @@ static void return_to_system(cov_stack_t *stack) {
 // A thread that runs coroutine after coroutine takes and returns default-size stacks in pairs:
 // a couple kept per thread spare the shared pool's mutex on that path. Entries of a size that
 // is no longer the default are returned to the system when met; a thread's entries go back to
-// the shared pool when it exits.
+// the shared pool when it exits (cov_thread_exit_arm).
 enum { COV_THREAD_CACHE_CAPACITY = 2 };
 
 typedef struct {
   cov_stack_t stacks[COV_THREAD_CACHE_CAPACITY];
   int count;
-  bool registered;
+  bool armed;  // the thread-exit hook will flush it
 } thread_cache_t;
 
 static COV_TLS thread_cache_t thread_cache;
-static pthread_key_t thread_cache_key;
-static pthread_once_t thread_cache_key_once = PTHREAD_ONCE_INIT;
 
 static void release_to_pool(cov_stack_t *stack);
 
-static void flush_thread_cache(void *unused) {
-  (void)unused;
+void cov_stack_cache_flush(void) {
+  thread_cache.armed = false;
   while (thread_cache.count > 0) {
     cov_stack_t stack = thread_cache.stacks[--thread_cache.count];
     release_to_pool(&stack);
   }
 }
-
-static void make_thread_cache_key(void) { pthread_key_create(&thread_cache_key, flush_thread_cache); }
 
 static bool thread_cache_take(size_t requested, cov_stack_t *out) {
   while (thread_cache.count > 0) {
@@ -616,11 +617,9 @@ static bool thread_cache_take(size_t requested, cov_stack_t *out) {
 
 static bool thread_cache_give(cov_stack_t *stack) {
   if (thread_cache.count == COV_THREAD_CACHE_CAPACITY) return false;
-  if (!thread_cache.registered) {
-    pthread_once(&thread_cache_key_once, make_thread_cache_key);
-    // Any non-NULL value: it only makes the destructor run at thread exit.
-    if (pthread_setspecific(thread_cache_key, &thread_cache) != 0) return false;
-    thread_cache.registered = true;
+  if (!thread_cache.armed) {
+    if (!cov_thread_exit_arm()) return false;
+    thread_cache.armed = true;
   }
   thread_cache.stacks[thread_cache.count++] = *stack;
   memset(stack, 0, sizeof *stack);

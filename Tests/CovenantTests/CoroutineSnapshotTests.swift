@@ -114,6 +114,7 @@ final class CoroutineSnapshotTests: XCTestCase {
     XCTAssertEqual(generatorInfo?.startFile, "CovenantTests/CoroutineSnapshotTests.swift")
     XCTAssertEqual(generatorInfo?.stack?.mode, .dedicated)
     XCTAssertFalse(generatorInfo?.backtrace.isEmpty ?? true)
+    XCTAssertNil(generatorInfo?.waitingSeconds, "a generator's stamp is no time")
 
     innerScope.cancel()
     try scope.cancelAndJoin()
@@ -126,6 +127,42 @@ final class CoroutineSnapshotTests: XCTestCase {
       CoroutineSnapshot.take().coroutines.contains {
         $0.kind == .generator && $0.id == generatorInfo?.id
       })
+  }
+
+  /// A snapshot reads a switched-out owner's activity word before and after its frames and keeps
+  /// the frames only if the two are equal: a resume and a switch-out in between must change the
+  /// word, for a generator too (whose switch-outs carry no time stamp).
+  func testEverySwitchOutOfAGeneratorChangesItsActivity() {
+    let checkpoint = CoroutineSnapshot.nextID
+    let generator = Generator<Int> { yield in
+      var value = 0
+      while true {
+        try yield(value)
+        value += 1
+      }
+    }
+    XCTAssertEqual(generator.next(), 0)
+    var search = (checkpoint: checkpoint, entries: [UnsafeMutablePointer<cov_registry_entry_t>]())
+    withUnsafeMutablePointer(to: &search) { pointer in
+      cov_registry_visit(
+        { context, entry, object in
+          let search = context!.assumingMemoryBound(
+            to: (checkpoint: UInt64, entries: [UnsafeMutablePointer<cov_registry_entry_t>]).self)
+          if object & UInt(COV_REGISTRY_GENERATOR) != 0,
+            cov_registry_entry_id(entry!) >= search.pointee.checkpoint
+          {
+            search.pointee.entries.append(entry!)
+          }
+        }, pointer)
+    }
+    XCTAssertEqual(search.entries.count, 1, "the generator started here")
+    guard let entry = search.entries.first else { return }
+    let before = cov_registry_entry_activity(entry)
+    XCTAssertEqual(Int(before & 3), Int(COV_ACTIVITY_SUSPENDED))
+    XCTAssertEqual(generator.next(), 1)
+    let after = cov_registry_entry_activity(entry)
+    XCTAssertEqual(Int(after & 3), Int(COV_ACTIVITY_SUSPENDED))
+    XCTAssertNotEqual(after, before, "a resume and a switch-out since the first read")
   }
 
   // MARK: - Fields

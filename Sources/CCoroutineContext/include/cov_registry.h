@@ -2,11 +2,14 @@
 //
 // Every coroutine (from its start until it finishes) and every running or suspended generator
 // holds one *entry*: 24 bytes in a table of chunks that only grows, so an entry's address never
-// changes and a snapshot can read it while the program runs. The owner keeps its slot number
-// and writes its activity there (what it does, what it waits for, since when) with plain
-// relaxed stores; a snapshot visits the table chunk by chunk. Nothing here allocates per
-// coroutine: slots and identifiers come from per-thread caches, refilled in batches under one
-// lock.
+// changes and a snapshot can read it while the program runs. The owner keeps its slot (a 32-bit
+// handle of the entry) and writes its activity there (what it does, what it waits for, since
+// when) with plain relaxed stores; a snapshot visits the table chunk by chunk. Nothing here
+// allocates per coroutine: slots come from per-thread caches, refilled in batches under one
+// lock. Serial numbers come from one atomic counter (a fetch-add per registration), so that
+// they follow start order across threads, as `CoroutineSnapshot.nextID` promises (a checkpoint:
+// every coroutine started after it has an id at least as large); ranges handed out per thread
+// would not, and would cost more instructions than the one fetch-add.
 //
 // Lifetime rule: an owner leaves (cov_registry_leave) before the memory a snapshot may read
 // through the entry (the owner object, its fiber, its scheduler) goes away. A snapshot visits a
@@ -25,6 +28,8 @@
 extern "C" {
 #endif
 
+typedef struct cov_fiber cov_fiber_t;
+
 /// One registered coroutine or generator. Written by its owner; read by snapshots.
 typedef struct cov_registry_entry {
   /// The registered object (unretained), with `COV_REGISTRY_*` tags in its low bits; 0 when the
@@ -32,8 +37,9 @@ typedef struct cov_registry_entry {
   _Atomic(uintptr_t) object;
   /// A process-wide serial number, in registration order (never reused).
   _Atomic(uint64_t) id;
-  /// `state | kind << 2 | ticks << 8` (see below): written only by whoever runs or resumes the
-  /// owner at the time, in sequence. (What the wait is on — its *detail* — is kept in the
+  /// `state | kind << 2 | stamp << 8` (see below): written only by whoever runs or resumes the
+  /// owner at the time, in sequence. The stamp is a time (cov_registry_ticks) for coroutines, a
+  /// count of switch-outs for generators. (What the wait is on — its *detail* — is kept in the
   /// owner's fiber record, which has room for it: see cov_fiber_note_wait_detail.)
   _Atomic(uint64_t) activity;
 } cov_registry_entry_t;
@@ -42,7 +48,7 @@ typedef struct cov_registry_entry {
 enum {
   /// The object is a Swift `CoroutineContext`; otherwise a generator's control block.
   COV_REGISTRY_GENERATOR = 1,
-  /// The owner has a name in the Swift layer's name table.
+  /// The owner has a name in the Swift layer's name table (see cov_registry_set_name_forgetter).
   COV_REGISTRY_NAMED = 2,
   COV_REGISTRY_TAGS = 7,
 };
@@ -62,56 +68,82 @@ enum {
 };
 
 /// Slot value of an owner that is not registered (the table was full, or it has left).
-#define COV_REGISTRY_NO_SLOT UINT32_MAX
+#define COV_REGISTRY_NO_SLOT 0u
 
-/// Entries per chunk (4,096 entries, 128 KiB) and the most chunks (67,108,864 entries).
+/// Entries per chunk (4,096 entries of 24 bytes: 96 KiB) and the most chunks (67,108,864
+/// entries).
 enum { COV_REGISTRY_CHUNK_SHIFT = 12, COV_REGISTRY_MAX_CHUNKS = 16384 };
+
+/// A slot is `chunk << COV_REGISTRY_SLOT_CHUNK_SHIFT | (byte offset of the entry in its chunk +
+/// COV_REGISTRY_SLOT_BIAS)`: finding the entry is a shift, a load and a mask (no multiply), and
+/// the bias, which folds into the field offsets of the accesses, keeps 0 free for "no slot"
+/// (the test for it is one instruction).
+enum { COV_REGISTRY_SLOT_CHUNK_SHIFT = 17, COV_REGISTRY_SLOT_BIAS = 8 };
+_Static_assert((sizeof(cov_registry_entry_t) << COV_REGISTRY_CHUNK_SHIFT) + COV_REGISTRY_SLOT_BIAS
+                   <= (1u << COV_REGISTRY_SLOT_CHUNK_SHIFT),
+               "a chunk's byte offsets fit below the chunk number");
+_Static_assert(((uint64_t)COV_REGISTRY_MAX_CHUNKS << COV_REGISTRY_SLOT_CHUNK_SHIFT) <= UINT32_MAX,
+               "slots are 32 bits");
 
 extern _Atomic(cov_registry_entry_t *) cov_registry_chunks[COV_REGISTRY_MAX_CHUNKS];
 
 /// The entry of `slot` (a slot the caller holds).
 static inline cov_registry_entry_t *cov_registry_entry(uint32_t slot) {
-  cov_registry_entry_t *chunk = atomic_load_explicit(
-      &cov_registry_chunks[slot >> COV_REGISTRY_CHUNK_SHIFT], memory_order_relaxed);
-  return chunk + (slot & ((1u << COV_REGISTRY_CHUNK_SHIFT) - 1));
+  char *chunk = (char *)atomic_load_explicit(
+      &cov_registry_chunks[slot >> COV_REGISTRY_SLOT_CHUNK_SHIFT], memory_order_relaxed);
+  return (cov_registry_entry_t *)(void *)(chunk +
+                                          (slot & ((1u << COV_REGISTRY_SLOT_CHUNK_SHIFT) - 1)) -
+                                          COV_REGISTRY_SLOT_BIAS);
 }
 
 // Free slots are kept in lists linked through their entries' `id` words (a free entry has no
-// id), in *magazines* of up to COV_REGISTRY_BATCH slots: each thread pops and pushes slots on its
-// current magazine, keeps one spare, and trades whole magazines with a global store under a
-// lock, one list head each way (Bonwick's magazines: no per-slot copying, however the threads
-// that start coroutines and those that finish them are paired).
+// id), in *magazines* of up to COV_REGISTRY_BATCH slots: each thread takes slots from one
+// magazine and gives slots back to another (so taking needs no count: the list's end is its
+// end), keeps a full spare, and trades whole magazines with a global store under a lock, one
+// list head each way (Bonwick's magazines: no per-slot copying, however the threads that start
+// coroutines and those that finish them are paired).
 enum { COV_REGISTRY_BATCH = 64 };
 typedef struct cov_registry_slot_list {
   uint32_t head;   // COV_REGISTRY_NO_SLOT when empty
   uint32_t count;
 } cov_registry_slot_list_t;
 typedef struct cov_registry_slot_cache {
-  cov_registry_slot_list_t current;
-  cov_registry_slot_list_t spare;   // full or empty
-  uint32_t registered;              // its thread-exit destructor is set up
+  /// The magazine slots are taken from (COV_REGISTRY_NO_SLOT: empty).
+  uint32_t take;
+  /// COV_REGISTRY_BATCH once the thread-exit hook will give the cache back, 0 before (and after
+  /// the hook ran): a leave gives to `give` while its count is below it, so one comparison
+  /// covers both "full" and "not armed".
+  uint32_t limit;
+  /// The magazine slots are given back to.
+  cov_registry_slot_list_t give;
+  /// A full magazine, or an empty one.
+  cov_registry_slot_list_t spare;
 } cov_registry_slot_cache_t;
 extern _Thread_local __attribute__((tls_model("initial-exec")))
 cov_registry_slot_cache_t cov_registry_slot_cache;
-extern _Atomic(uint64_t) cov_registry_serial;
+// Hidden (Swift code that inlines the functions below is linked into the same image): read and
+// written directly, not through the global offset table.
+extern _Atomic(uint64_t) cov_registry_serial __attribute__((visibility("hidden")));
+/// How many snapshots are visiting the table now: while none does (nearly always), a leave
+/// needs no look at its chunk's scanning flag.
+extern _Atomic(uint32_t) cov_registry_visits __attribute__((visibility("hidden")));
 extern _Atomic(uint8_t) cov_registry_chunk_scanning[COV_REGISTRY_MAX_CHUNKS];
 
 /// The out-of-line path of cov_registry_enter (a magazine for the thread's cache).
 uint32_t cov_registry_enter_slow(uintptr_t object);
-/// The out-of-line parts of cov_registry_leave.
-void cov_registry_wait_for_scan(void);
-void cov_registry_leave_slow(uint32_t slot);
+/// The out-of-line path of cov_registry_leave (a snapshot visiting, a named owner, a full or
+/// unarmed cache). `object` is what the entry held.
+void cov_registry_leave_slow(uint32_t slot, uintptr_t object);
 
 /// Registers `object` (tags included) and returns its slot, or COV_REGISTRY_NO_SLOT if the table
 /// is full (its serial number: cov_registry_entry_id). Inline and lock-free on the common path:
-/// a slot from the thread's cache, a serial number, four stores.
+/// a slot from the thread's cache, a serial number, three stores.
 static inline uint32_t cov_registry_enter(uintptr_t object) {
   cov_registry_slot_cache_t *cache = &cov_registry_slot_cache;
-  if (__builtin_expect(cache->current.count == 0, 0)) return cov_registry_enter_slow(object);
-  uint32_t slot = cache->current.head;
+  uint32_t slot = cache->take;
+  if (__builtin_expect(slot == COV_REGISTRY_NO_SLOT, 0)) return cov_registry_enter_slow(object);
   cov_registry_entry_t *entry = cov_registry_entry(slot);
-  cache->current.head = (uint32_t)atomic_load_explicit(&entry->id, memory_order_relaxed);
-  cache->current.count--;
+  cache->take = (uint32_t)atomic_load_explicit(&entry->id, memory_order_relaxed);
   uint64_t serial = atomic_fetch_add_explicit(&cov_registry_serial, 1, memory_order_relaxed);
   atomic_store_explicit(&entry->id, serial, memory_order_relaxed);
   atomic_store_explicit(&entry->activity, 0, memory_order_relaxed);
@@ -120,36 +152,34 @@ static inline uint32_t cov_registry_enter(uintptr_t object) {
 }
 
 /// Unregisters the holder of `slot` (no-op for COV_REGISTRY_NO_SLOT), waiting while a snapshot
-/// visits the slot's chunk. Returns the holder's serial number if it was registered with the
-/// COV_REGISTRY_NAMED tag (so the caller can forget its name), else 0.
-static inline uint64_t cov_registry_leave(uint32_t slot) {
-  if (slot == COV_REGISTRY_NO_SLOT) return 0;
+/// visits the slot's chunk; a named holder's name is forgotten (cov_registry_set_name_forgetter).
+static inline void cov_registry_leave(uint32_t slot) {
+  if (slot == COV_REGISTRY_NO_SLOT) return;
   cov_registry_entry_t *entry = cov_registry_entry(slot);
-  uintptr_t object = atomic_load_explicit(&entry->object, memory_order_relaxed);
-  uint64_t named = (object & COV_REGISTRY_NAMED)
-                       ? atomic_load_explicit(&entry->id, memory_order_relaxed) : 0;
-  // Sequentially consistent, with the snapshot's raising of the chunk's flag: either this load
-  // sees the flag (and waits for the visit to end), or the visit does not see the object.
-  atomic_store_explicit(&entry->object, 0, memory_order_seq_cst);
-  if (__builtin_expect(atomic_load_explicit(
-                           &cov_registry_chunk_scanning[slot >> COV_REGISTRY_CHUNK_SHIFT],
-                           memory_order_seq_cst) != 0, 0))
-    cov_registry_wait_for_scan();
+  // Sequentially consistent, as the snapshot's raising of `cov_registry_visits` and of the
+  // chunk's flag: either the load below sees the visit (and the slow path waits for the chunk),
+  // or the visit does not see the object.
+  uintptr_t object = atomic_exchange_explicit(&entry->object, 0, memory_order_seq_cst);
   cov_registry_slot_cache_t *cache = &cov_registry_slot_cache;
-  if (__builtin_expect(cache->current.count == COV_REGISTRY_BATCH || !cache->registered, 0)) {
-    cov_registry_leave_slow(slot);
-  } else {
-    // The entry is free and no snapshot visits it: its id word links the free list.
-    atomic_store_explicit(&entry->id, cache->current.head, memory_order_relaxed);
-    cache->current.head = slot;
-    cache->current.count++;
+  if (__builtin_expect((object & COV_REGISTRY_NAMED) != 0, 0) ||
+      __builtin_expect(atomic_load_explicit(&cov_registry_visits, memory_order_seq_cst) != 0, 0) ||
+      __builtin_expect(cache->give.count >= cache->limit, 0)) {
+    cov_registry_leave_slow(slot, object);
+    return;
   }
-  return named;
+  // The entry is free and no snapshot visits it: its id word links the free list.
+  atomic_store_explicit(&entry->id, cache->give.head, memory_order_relaxed);
+  cache->give.head = slot;
+  cache->give.count++;
 }
 
+/// Tells the registry how to forget the name of a named owner (COV_REGISTRY_NAMED) that leaves:
+/// `forget(id)` is called with its serial number. Set once, before the first named registration.
+void cov_registry_set_name_forgetter(void (*forget)(uint64_t id));
+
 /// A cheap monotonic time stamp (the CPU's time-stamp or virtual counter; nanoseconds where
-/// there is none), 56 bits of which are kept in `activity`. cov_registry_ticks_per_second
-/// converts.
+/// there is none), 56 bits of which are kept in a coroutine's `activity`.
+/// cov_registry_ticks_per_second converts.
 static inline uint64_t cov_registry_ticks(void) {
 #if defined(__x86_64__)
   return __builtin_ia32_rdtsc();
@@ -169,7 +199,9 @@ double cov_registry_ticks_per_second(void);
 
 /// Waits while a snapshot visits the chunk of `slot`: call it before releasing something a
 /// snapshot may reach through the entry (a coroutine's previous scheduler, after a hop), having
-/// first stored the replacement where the snapshot reads it.
+/// first stored the replacement where the snapshot reads it (a releasing store is enough: this
+/// begins with a sequentially consistent fence, which pairs with the snapshot's raising of the
+/// chunk's flag before it reads anything through the entry).
 void cov_registry_quiesce(uint32_t slot);
 
 /// The serial number the next registration will get (registrations before it have smaller ones).
@@ -189,9 +221,6 @@ void cov_registry_visit(void (*visit)(void *context, cov_registry_entry_t *entry
                         void *context);
 
 /// Reads of an entry's fields (Swift does not see C11 atomics).
-static inline uintptr_t cov_registry_entry_object(const cov_registry_entry_t *entry) {
-  return atomic_load_explicit(&((cov_registry_entry_t *)entry)->object, memory_order_acquire);
-}
 static inline uint64_t cov_registry_entry_id(const cov_registry_entry_t *entry) {
   return atomic_load_explicit(&((cov_registry_entry_t *)entry)->id, memory_order_relaxed);
 }
@@ -207,31 +236,56 @@ static inline uint64_t cov_registry_entry_activity_again(const cov_registry_entr
 
 // MARK: - Activity updates (inline: they are on every suspension and resume)
 
-static inline uint64_t cov_activity_word(uint64_t state, uint64_t kind, uint64_t ticks) {
-  return state | (kind << 2) | (ticks << 8);
+static inline uint64_t cov_activity_word(uint64_t state, uint64_t kind, uint64_t stamp) {
+  return state | (kind << 2) | (stamp << 8);
 }
 
 /// The owner of `entry` starts running (before its stack is switched in).
 static inline void cov_registry_entry_note_running(cov_registry_entry_t *entry) {
   atomic_store_explicit(&entry->activity, COV_ACTIVITY_RUNNING, memory_order_relaxed);
   // Everything the resumed owner writes to its stack is ordered after the store, so a snapshot
-  // that copied stack bytes and then still sees the old activity copied a stable stack.
+  // that read its stack in place and then still sees the old activity read a stable stack (a
+  // shared stack's frames are read under the stack's lock instead, but this store does not
+  // know the owner's stack: the fence is a `dmb ish` on arm64, nothing on x86_64).
   atomic_thread_fence(memory_order_release);
 }
 
-/// The owner of `entry` has switched out (`state`: SUSPENDED or READY) waiting for `kind`, since
-/// `ticks` (0: not recorded).
+/// The owner of `entry` has switched out (`state`: SUSPENDED or READY) waiting for `kind`;
+/// `stamp`: since when (cov_registry_ticks) for a coroutine, its count of switch-outs for a
+/// generator. Each switch-out must store a word different from the one before it, so that a
+/// snapshot that reads the word before and after reading the frames sees a resume in between.
 static inline void cov_registry_entry_note_switched_out(cov_registry_entry_t *entry,
                                                         uint64_t state, uint64_t kind,
-                                                        uint64_t ticks) {
-  atomic_store_explicit(&entry->activity, cov_activity_word(state, kind, ticks),
+                                                        uint64_t stamp) {
+  atomic_store_explicit(&entry->activity, cov_activity_word(state, kind, stamp),
                         memory_order_release);
 }
 
+/// The switch-out of an owner that keeps its next activity word whole (a generator: see
+/// cov_registry_entry_note_switched_out).
+static inline void cov_registry_entry_note_activity(cov_registry_entry_t *entry, uint64_t word) {
+  atomic_store_explicit(&entry->activity, word, memory_order_release);
+}
 
-/// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note).
-static inline void cov_registry_note_running(uint32_t slot) {
-  if (slot != COV_REGISTRY_NO_SLOT) cov_registry_entry_note_running(cov_registry_entry(slot));
+/// Where a fiber record keeps its `is_shared` flag (the record's layout is checked against it).
+#define COV_FIBER_IS_SHARED_OFFSET (12 * sizeof(void *) + 3)
+
+/// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note),
+/// about to resume `fiber`. A snapshot reads a shared-stack fiber's frames under its stack's
+/// lock, which the resume must take first: the fence is only for a fiber with a stack of its
+/// own, read in place (on arm64, where it is an instruction, a `dmb ish`).
+static inline void cov_registry_note_resuming(uint32_t slot, const cov_fiber_t *fiber) {
+  if (slot == COV_REGISTRY_NO_SLOT) return;
+  cov_registry_entry_t *entry = cov_registry_entry(slot);
+#if defined(__aarch64__)
+  if (*((const char *)fiber + COV_FIBER_IS_SHARED_OFFSET)) {
+    atomic_store_explicit(&entry->activity, COV_ACTIVITY_RUNNING, memory_order_relaxed);
+    return;
+  }
+#else
+  (void)fiber;
+#endif
+  cov_registry_entry_note_running(entry);
 }
 /// The switch-out of a coroutine, time-stamped now.
 static inline void cov_registry_note_switched_out(uint32_t slot, uint64_t state, uint64_t kind) {
@@ -242,13 +296,18 @@ static inline void cov_registry_note_switched_out(uint32_t slot, uint64_t state,
 
 // MARK: - Frames and stacks of a registered fiber, for snapshots
 
-typedef struct cov_fiber cov_fiber_t;
+/// Where a fiber record keeps the wait's detail (the record's layout is checked against it).
+#define COV_FIBER_WAIT_DETAIL_OFFSET (8 * sizeof(void *))
 
 /// What the fiber's owner waits on now, for snapshots: a type's metadata (Promise<T>, a channel,
 /// a callback's value) or, for a delay, its deadline in uptime nanoseconds; 0 if nothing. Kept in
 /// the fiber record (in the padding of its heap block), written by the owner before it switches
-/// out, read by snapshots.
-void cov_fiber_note_wait_detail(cov_fiber_t *fiber, uintptr_t detail);
+/// out (inline: one store on every await), read by snapshots.
+static inline void cov_fiber_note_wait_detail(cov_fiber_t *fiber, uintptr_t detail) {
+  atomic_store_explicit(
+      (_Atomic(uintptr_t) *)(void *)((char *)fiber + COV_FIBER_WAIT_DETAIL_OFFSET), detail,
+      memory_order_relaxed);
+}
 uintptr_t cov_fiber_wait_detail(const cov_fiber_t *fiber);
 
 /// What a snapshot reports of a fiber's stack.
@@ -277,9 +336,6 @@ void cov_fiber_stack_info(const cov_fiber_t *fiber, cov_fiber_stack_info_t *info
 /// no frames.
 size_t cov_fiber_backtrace(const cov_fiber_t *fiber, uintptr_t *addresses, size_t capacity,
                            size_t *in_use);
-
-/// The return addresses of the calling thread's own stack, innermost first (for tests).
-size_t cov_thread_backtrace(uintptr_t *addresses, size_t capacity);
 
 // MARK: - Symbols
 

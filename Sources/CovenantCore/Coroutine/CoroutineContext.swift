@@ -289,7 +289,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     let fiber: OpaquePointer
     if let existing = self.fiber {
       fiber = existing
-      cov_registry_note_running(slot)
+      cov_registry_note_resuming(slot, fiber)
     } else {
       // The first slice: the entry still says "created", which snapshots read as running once
       // the fiber exists (no store on the path of coroutines that never switch out).
@@ -620,10 +620,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   func hop(to scheduler: any CoroutineScheduler) {
     let (identity, queue) = classifyScheduler(scheduler)
     let previousQueue = queueBits
-    // Sequentially consistent: a snapshot that has not seen the new scheduler is seen by
-    // `cov_registry_quiesce`, which waits for it before the old one is released.
-    schedulerIdentityWord.store(Self.bits(identity), ordering: .sequentiallyConsistent)
-    queueWord.store(Self.retainedBits(queue), ordering: .sequentiallyConsistent)
+    // A snapshot that has not seen the new scheduler is seen by `cov_registry_quiesce`, which
+    // waits for it before the old one is released: the quiesce's sequentially consistent fence
+    // orders these stores before its look at the snapshot's flag (the snapshot raises the flag,
+    // sequentially consistent, before it reads them), so releasing stores are enough.
+    schedulerIdentityWord.store(Self.bits(identity), ordering: .releasing)
+    queueWord.store(Self.retainedBits(queue), ordering: .releasing)
     let previousOther = otherScheduler
     otherScheduler = queue == nil ? scheduler : nil
     cov_registry_quiesce(registrySlot)

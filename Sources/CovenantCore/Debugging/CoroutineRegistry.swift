@@ -21,6 +21,7 @@ enum CoroutineRegistry {
 
   /// `enter` for a coroutine with a name, which is kept by serial number.
   static func enter(_ object: UnsafeRawPointer, name: String) -> UInt32 {
+    _ = forgetterInstalled
     let slot = cov_registry_enter(UInt(bitPattern: object) | UInt(COV_REGISTRY_NAMED))
     if slot != COV_REGISTRY_NO_SLOT {
       nameCoroutine(cov_registry_entry_id(cov_registry_entry(slot)), name)
@@ -33,14 +34,18 @@ enum CoroutineRegistry {
     names.withLock { $0[id] = name }
   }
 
-  /// Unregisters the holder of `slot` (see `cov_registry_leave`), and forgets its name.
+  /// Unregisters the holder of `slot` (see `cov_registry_leave`); the C layer forgets a named
+  /// holder's name through `forgetName`, out of the inlined path.
   @inline(__always)
   static func leave(_ slot: UInt32) {
-    let namedID = cov_registry_leave(slot)
-    if _slowPath(namedID != 0) { forgetName(namedID) }
+    cov_registry_leave(slot)
   }
 
-  @inline(never)
+  /// Installed before the first named coroutine registers (once per process).
+  private static let forgetterInstalled: Void = cov_registry_set_name_forgetter { id in
+    CoroutineRegistry.forgetName(id)
+  }
+
   private static func forgetName(_ id: UInt64) {
     names.withLock { $0[id] = nil }
   }

@@ -203,7 +203,8 @@ final class SnapshotCollector {
       }
       if infoState == .running || infoState == .notStarted { wait = nil }
       var waitingSeconds: Double?
-      if (infoState == .suspended || infoState == .ready) && ticks != 0 {
+      // A generator's stamp counts its switch-outs: no time.
+      if (infoState == .suspended || infoState == .ready) && ticks != 0 && !record.isGenerator {
         let elapsed = (nowTicks &- ticks) & ((1 << 56) - 1)
         waitingSeconds = Double(elapsed) / ticksPerSecond
       }

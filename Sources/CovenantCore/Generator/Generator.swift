@@ -200,11 +200,14 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
     if let entry { cov_registry_entry_note_running(entry) }
     resumeGeneratorFiber(control.pointee.fiber.unsafelyUnwrapped)
     if control.pointee.phase == .suspended {
-      // No time stamp: a generator waits for its consumer, on the consumer's own thread.
+      // Stamped with a count of switch-outs, not a time (a generator waits for its consumer, on
+      // the consumer's own thread; a clock read would cost a good part of an element): each
+      // switch-out's word differs from the one before, so a snapshot that reads the word before
+      // and after the frames sees a resume in between.
       if let entry {
-        cov_registry_entry_note_switched_out(
-          entry, UInt64(COV_ACTIVITY_SUSPENDED),
-          UInt64(CoroutineWaitKind.generatorYield.rawValue), 0)
+        let word = control.pointee.registration.switchOutWord
+        cov_registry_entry_note_activity(entry, word)
+        control.pointee.registration.switchOutWord = word &+ GeneratorRegistration.switchOutStep
       }
       return control.pointee.element.take()
     }

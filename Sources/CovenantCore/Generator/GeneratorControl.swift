@@ -62,6 +62,13 @@ struct GeneratorRegistration {
   /// written after the generator registers).
   @usableFromInline var entry: UnsafeMutablePointer<cov_registry_entry_t>?
   @usableFromInline var slot: UInt32 = COV_REGISTRY_NO_SLOT
+  /// The registry activity word of the body's next switch-out: suspended in a yield, stamped
+  /// with a count of switch-outs (`cov_registry_entry_note_switched_out`), so that each one
+  /// differs from the one before. Kept whole, so a switch-out is one store and one add.
+  @usableFromInline var switchOutWord = cov_activity_word(
+    UInt64(COV_ACTIVITY_SUSPENDED), UInt64(CoroutineWaitKind.generatorYield.rawValue), 1)
+  /// What `switchOutWord` advances by (one in its stamp).
+  @inlinable static var switchOutStep: UInt64 { 1 << 8 }
 
   @inlinable init() {}
 
