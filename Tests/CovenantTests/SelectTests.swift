@@ -206,6 +206,68 @@ final class SelectTests: XCTestCase {
     }
   }
 
+  func testSameRendezvousChannelInTwoCasesWaitsForAPartner() {
+    // A rendezvous channel: the select's own receive waiter must not count as a partner of its
+    // send case (and the other way round), else the send case "delivers" to it, fails, and the
+    // select wakes itself again and again, keeping its thread busy instead of waiting.
+    let channel = CoChannel<Int>(bufferType: .none)
+    @Sendable func select() throws -> String {
+      try CoChannel.select {
+        $0.onReceive(channel) { "received \($0)" }
+        $0.onSend(channel, 1) { "sent" }
+      }
+    }
+    // Alone, a select waits — and completes when a partner coroutine comes, either way round.
+    for partnerSends in [true, false] {
+      let queue = DispatchQueue(label: "selecting")
+      let outcome = Box("")
+      let done = DispatchSemaphore(value: 0)
+      queue.startCoroutine {
+        outcome.value = try select()
+        done.signal()
+      }
+      XCTAssertTrue(becomesIdle(queue), "the select keeps waking itself instead of waiting")
+      XCTAssertEqual(outcome.value, "", "the select waits for a partner")
+      let partner = Box("")
+      DispatchQueue.global().startCoroutine {
+        if partnerSends {
+          try channel.awaitSend(7)
+          partner.value = "sent"
+        } else {
+          partner.value = "received \(try channel.awaitReceive())"
+        }
+        done.signal()
+      }
+      XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+      XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+      XCTAssertEqual(outcome.value, partnerSends ? "received 7" : "sent")
+      XCTAssertEqual(partner.value, partnerSends ? "sent" : "received 1")
+      XCTAssertNil(channel.poll(), "no waiter left behind")
+      XCTAssertFalse(channel.offer(0), "no waiter left behind")
+    }
+    // Two such selects pair with each other (one receives what the other sends).
+    let queue = DispatchQueue(label: "two-selects")
+    let outcomes = Locked([String]())
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<2 {
+      queue.startCoroutine {
+        let outcome = try select()
+        outcomes.withLock { $0.append(outcome) }
+        done.signal()
+      }
+    }
+    XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    XCTAssertEqual(outcomes.withLock { $0.sorted() }, ["received 1", "sent"])
+  }
+
+  /// Whether `queue` gets round to a new task soon: not if a coroutine keeps its thread busy.
+  private func becomesIdle(_ queue: DispatchQueue) -> Bool {
+    let idle = DispatchSemaphore(value: 0)
+    queue.async { idle.signal() }
+    return idle.wait(timeout: .now() + 10) == .success
+  }
+
   func testSelectsOnBothSidesOfRendezvousChannels() {
     // A selecting sender meets a selecting receiver.
     let a = CoChannel<Int>(bufferType: .none)

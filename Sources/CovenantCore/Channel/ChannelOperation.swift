@@ -19,8 +19,9 @@ protocol ChannelOperation<Element> {
   /// The element a waiting sender carries (`nil` for a receive).
   var carriedElement: Element? { get }
 
-  /// Whether the operation would complete now (optimistic: a waiting peer may be stale).
-  func isReady(in state: inout ChannelState<Element>) -> Bool
+  /// Whether the operation, by the wait of `waker`, would complete now (optimistic: a waiting
+  /// peer may be stale). Waiters of that same wait (other cases of its `select`) are no peers.
+  func isReady(in state: inout ChannelState<Element>, for waker: CoroutineWaker) -> Bool
 
   /// Performs the operation without waiting; `nil` if it would have to wait.
   func performNow(
@@ -48,7 +49,10 @@ struct ReceiveOperation<Element>: ChannelOperation {
 
   @inlinable var carriedElement: Element? { nil }
 
-  @inlinable func isReady(in state: inout ChannelState<Element>) -> Bool { state.isReceiveReady }
+  @inlinable func isReady(in state: inout ChannelState<Element>, for waker: CoroutineWaker) -> Bool
+  {
+    state.isReceiveReady(for: waker)
+  }
 
   @inlinable func performNow(
     in state: inout ChannelState<Element>, _ effects: inout ChannelEffects<Element>
@@ -88,7 +92,10 @@ struct SendOperation<Element>: ChannelOperation {
 
   @inlinable var carriedElement: Element? { element }
 
-  @inlinable func isReady(in state: inout ChannelState<Element>) -> Bool { state.isSendReady }
+  @inlinable func isReady(in state: inout ChannelState<Element>, for waker: CoroutineWaker) -> Bool
+  {
+    state.isSendReady(for: waker)
+  }
 
   @inlinable func performNow(
     in state: inout ChannelState<Element>, _ effects: inout ChannelEffects<Element>

@@ -12,7 +12,9 @@ enum ChannelPhase {
 /// with the lock held; what must happen after unlocking (wakes, callbacks) goes into
 /// `ChannelEffects`.
 ///
-/// Invariants (ignoring stale waiters, which are skipped and dropped when met):
+/// Invariants (ignoring stale waiters, which are skipped and dropped when met, and the waiters
+/// of one `select` that both sends to and receives from the channel, which are no partners for
+/// each other):
 /// - receivers wait only while the buffer is empty and no sender waits;
 /// - senders wait only while the buffer is full (always, for a rendezvous channel) and no
 ///   receiver waits; `.unlimited` and `.conflated` never have waiting senders.
@@ -48,12 +50,16 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   // MARK: Readiness (may be optimistic: a waiting peer can turn out stale)
 
-  /// Whether a receive would complete now (with an element or an error).
-  @inlinable var isReceiveReady: Bool { phase != .open || !buffer.isEmpty || !senders.isEmpty }
+  /// Whether a receive by the wait of `waker` would complete now (with an element or an
+  /// error). Waiters of that same wait (other cases of its `select`) are no partners.
+  @inlinable func isReceiveReady(for waker: CoroutineWaker) -> Bool {
+    phase != .open || !buffer.isEmpty || senders.hasPartner(for: waker)
+  }
 
-  /// Whether a send would complete now (delivered, buffered, or refused with an error).
-  @inlinable var isSendReady: Bool {
-    phase != .open || !receivers.isEmpty || isConflated || buffer.count < capacity
+  /// Whether a send by the wait of `waker` would complete now (delivered, buffered, or refused
+  /// with an error). Waiters of that same wait (other cases of its `select`) are no partners.
+  @inlinable func isSendReady(for waker: CoroutineWaker) -> Bool {
+    phase != .open || isConflated || buffer.count < capacity || receivers.hasPartner(for: waker)
   }
 
   /// A receive may complete now: an element was buffered, a sender queued, or the channel

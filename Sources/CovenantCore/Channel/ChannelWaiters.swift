@@ -58,24 +58,50 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   }
 }
 
+extension CoroutineWaker {
+  /// Whether `other` resumes the same await of the same coroutine.
+  @usableFromInline func isSameWait(as other: CoroutineWaker) -> Bool {
+    coroutine === other.coroutine && generation == other.generation
+  }
+}
+
+/// An entry of a channel's waiting queue: a coroutine's waiter, or something else that waits
+/// (a callback, a future, a future's element).
+@usableFromInline
+protocol ChannelQueueEntry<Element> {
+  associatedtype Element
+  /// The coroutine waiter this entry stands for, if it is one.
+  var waiter: ChannelWaiter<Element>? { get }
+}
+
 /// Someone waiting to receive, in FIFO order.
 @usableFromInline
-enum ReceiveEntry<Element> {
+enum ReceiveEntry<Element>: ChannelQueueEntry {
   /// A coroutine in `awaitReceive` or a `select` receive case.
   case waiter(ChannelWaiter<Element>)
   /// A `whenReceive` callback.
   case callback(@Sendable (Result<Element, CoChannelError>) -> Void)
   /// A `receiveFuture` future; completing its cell is its claim.
   case future(CoFuture<Element>)
+
+  @inlinable var waiter: ChannelWaiter<Element>? {
+    if case .waiter(let waiter) = self { return waiter }
+    return nil
+  }
 }
 
 /// Someone waiting to send, in FIFO order.
 @usableFromInline
-enum SendEntry<Element> {
+enum SendEntry<Element>: ChannelQueueEntry {
   /// A coroutine in `awaitSend` or a `select` send case (the element is in the waiter).
   case waiter(ChannelWaiter<Element>)
   /// The value of a `sendFuture` future that found no room; nobody waits for it.
   case element(Element)
+
+  @inlinable var waiter: ChannelWaiter<Element>? {
+    if case .waiter(let waiter) = self { return waiter }
+    return nil
+  }
 }
 
 /// One thing to do after the channel lock is released: resume a coroutine, call a callback or

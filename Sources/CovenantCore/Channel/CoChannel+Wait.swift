@@ -20,7 +20,7 @@ extension ChannelState {
     _ operation: Operation, waiter: ChannelWaiter<Element>, waker: CoroutineWaker,
     _ effects: inout ChannelEffects<Element>
   ) -> ChannelWaitStep<Result<Operation.Value, CoChannelError>> {
-    guard operation.isReady(in: &self) else {
+    guard operation.isReady(in: &self, for: waker) else {
       operation.enqueue(waiter, in: &self)
       return .queued
     }
