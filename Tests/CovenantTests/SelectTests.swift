@@ -268,6 +268,84 @@ final class SelectTests: XCTestCase {
     return idle.wait(timeout: .now() + 10) == .success
   }
 
+  func testManyWaitersLeavingTheMiddleOfAQueue() {
+    // 100,000 waiters in one channel's queue: 1,000 coroutines, each selecting with 100 cases
+    // on a shared channel and one on its own. They are resolved through their own channels,
+    // odd ones first, so that most leave the middle of the shared queue: each waiter leaves in
+    // O(1), not O(queue length) (that was quadratic: minutes). A receiver waiting on the shared
+    // channel from before keeps its place throughout.
+    let selects = 1_000
+    let casesEach = 100
+    let shared = CoChannel<Int>(bufferType: .none)
+    let own = (0..<selects).map { _ in CoChannel<Int>(bufferType: .none) }
+    let queue = CoQueue()
+    let first = Box(-1)
+    queue.start { first.value = try shared.awaitReceive() }
+    let resolved = DispatchSemaphore(value: 0)
+    for index in 0..<selects {
+      queue.start {
+        let value: Int = try CoChannel.select {
+          for _ in 0..<casesEach { $0.onReceive(shared) { _ in -1 } }
+          $0.onReceive(own[index]) { $0 }
+        }
+        XCTAssertEqual(value, index)
+        resolved.signal()
+      }
+    }
+    queue.flush()
+    XCTAssertEqual(shared.count, 0)
+    for index in Array(stride(from: 1, to: selects, by: 2))
+      + Array(stride(from: 0, to: selects, by: 2))
+    {
+      XCTAssertTrue(own[index].offer(index))
+    }
+    // A deadline rather than `flush()`, so that a quadratic withdrawal fails instead of hanging.
+    let deadline = DispatchTime.now() + 30
+    for _ in 0..<selects {
+      guard resolved.wait(timeout: deadline) == .success else {
+        return XCTFail("the waiters took more than 30 s to leave the queue")
+      }
+    }
+    queue.flush()
+    XCTAssertEqual(first.value, -1, "the first receiver still waits")
+    XCTAssertTrue(shared.offer(42), "…at the front of the shared queue")
+    queue.flush()
+    XCTAssertEqual(first.value, 42)
+    XCTAssertFalse(shared.offer(0), "no waiter left behind")
+  }
+
+  func testACancelledSenderInTheMiddleIsNeitherCountedNorReceived() {
+    // The middle one of three waiting senders is cancelled: it leaves a tombstone in the queue,
+    // which `count`, receiving and completion all pass over.
+    let channel = CoChannel<Int>(bufferType: .none)
+    let scopes = (0..<3).map { _ in CoScope() }
+    let outcomes = Locked([String]())
+    for (index, scope) in scopes.enumerated() {
+      DispatchQueue.global().startCoroutine(in: scope) {
+        do {
+          try channel.awaitSend(index)
+          outcomes.withLock { $0.append("sent \(index)") }
+        } catch {
+          outcomes.withLock { $0.append("\(index): \(error)") }
+        }
+      }
+      waitUntil { channel.count == index + 1 }
+    }
+    scopes[1].cancel()
+    waitUntil { outcomes.withLock { $0.count } == 1 }
+    XCTAssertEqual(channel.count, 2)
+    let completed = DispatchSemaphore(value: 0)
+    channel.whenComplete { completed.signal() }
+    channel.close()
+    XCTAssertEqual(channel.poll(), 0)
+    XCTAssertEqual(channel.poll(), 2)
+    XCTAssertEqual(channel.count, 0)
+    XCTAssertEqual(completed.wait(timeout: .now() + 10), .success, "drained: complete")
+    waitUntil { outcomes.withLock { $0.count } == 3 }
+    XCTAssertEqual(
+      outcomes.withLock { $0.filter { $0.hasPrefix("sent") }.sorted() }, ["sent 0", "sent 2"])
+  }
+
   func testSelectsOnBothSidesOfRendezvousChannels() {
     // A selecting sender meets a selecting receiver.
     let a = CoChannel<Int>(bufferType: .none)

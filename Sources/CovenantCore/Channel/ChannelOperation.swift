@@ -31,6 +31,14 @@ protocol ChannelOperation<Element> {
   /// Puts `waiter` in line, in the queue this operation waits in.
   func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>)
 
+  /// Takes `waiter` (queued by `enqueue`, its wait over, completed by nobody) out of its queue:
+  /// whether it may be reused (`false`: it stays there as a tombstone), and an element it held
+  /// that was not sent, to be released once the lock is released.
+  func withdraw(
+    _ waiter: ChannelWaiter<Element>, from state: inout ChannelState<Element>,
+    _ effects: inout ChannelEffects<Element>
+  ) -> (reusable: Bool, unsent: Element?)
+
   /// Leaves `outcome` in `waiter`, as a peer completing the wait would, and marks it done.
   func store(_ outcome: Result<Value, CoChannelError>, in waiter: ChannelWaiter<Element>)
 
@@ -62,6 +70,13 @@ struct ReceiveOperation<Element>: ChannelOperation {
 
   @inlinable func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>) {
     state.appendReceiver(.waiter(waiter))
+  }
+
+  @inlinable func withdraw(
+    _ waiter: ChannelWaiter<Element>, from state: inout ChannelState<Element>,
+    _ effects: inout ChannelEffects<Element>
+  ) -> (reusable: Bool, unsent: Element?) {
+    (state.withdrawReceiver(waiter), nil)
   }
 
   @inlinable func store(
@@ -105,6 +120,14 @@ struct SendOperation<Element>: ChannelOperation {
 
   @inlinable func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>) {
     state.appendSender(.waiter(waiter))
+  }
+
+  @inlinable func withdraw(
+    _ waiter: ChannelWaiter<Element>, from state: inout ChannelState<Element>,
+    _ effects: inout ChannelEffects<Element>
+  ) -> (reusable: Bool, unsent: Element?) {
+    let (removed, element) = state.withdrawSender(waiter, &effects)
+    return (removed, element)
   }
 
   @inlinable func store(_ outcome: Result<Void, CoChannelError>, in waiter: ChannelWaiter<Element>)

@@ -70,7 +70,7 @@ extension SelectSlots {
           for index in 0..<count {
             let slot = self[index]
             switch slot.pointee.step(slot, .register(waker)) {
-            case .queued, .none: continue
+            case .queued: continue
             case .won, .stale: return waker.wake()
             case .lost: return
             }
