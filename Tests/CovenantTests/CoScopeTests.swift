@@ -1,9 +1,33 @@
 import Covenant
+import CovenantCore
 import Dispatch
 import Foundation
 import XCTest
 
 final class CoScopeTests: XCTestCase {
+  func testShortLivedChildScopesLeaveNoEntriesBehind() throws {
+    // A parent that outlives many short-lived child scopes (one per request, say) keeps no
+    // entry for each of them; the live ones are kept, and joined.
+    let parent = CoScope()
+    for _ in 0..<TestScale.stress(100_000) { parent.add(CoScope()) }
+    XCTAssertLessThanOrEqual(parent.childEntryCount, 16)
+    let live = (0..<100).map { _ in CoScope() }
+    for child in live { parent.add(child) }
+    for _ in 0..<10_000 { parent.add(CoScope()) }
+    XCTAssertGreaterThanOrEqual(parent.childEntryCount, 100)
+    XCTAssertLessThanOrEqual(parent.childEntryCount, 200 + 16)
+    // A live child is still joined.
+    let release = CoPromise<Void>()
+    let finished = HitCounter()
+    DispatchQueue.global().startCoroutine(in: live[50]) {
+      try release.await()
+      finished.increment()
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { release.success() }
+    try parent.join()
+    XCTAssertEqual(finished.value, 1)
+  }
+
   func testCancelCancelsCoroutinesWhosePendingAwaitThrows() {
     let scope = CoScope()
     let outcomes = Recorder<String>()

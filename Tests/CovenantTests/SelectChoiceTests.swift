@@ -123,9 +123,9 @@ final class SelectChoiceTests: XCTestCase {
     }
   }
 
-  // MARK: Cases tried as they are added
+  // MARK: Cases tried once they are all added
 
-  func testAReadyCaseIsPerformedAsItIsAddedAndLaterCasesAreIgnored() {
+  func testTheFirstReadyCaseIsPerformedOnceAllAreAddedAndLaterCasesConsumeNothing() {
     let first = CoChannel<Int>()
     let second = CoChannel<Int>()
     first.offer(1)
@@ -139,8 +139,52 @@ final class SelectChoiceTests: XCTestCase {
         select.onReceive(second) { _ in order.withLock { $0.append("second's body") } }
       }
     }
-    XCTAssertEqual(order.withLock { $0 }, ["adding first", "first's body", "adding second"])
+    XCTAssertEqual(order.withLock { $0 }, ["adding first", "adding second", "first's body"])
     XCTAssertEqual(second.poll(), 2, "the later case consumed nothing")
+  }
+
+  func testABuildThrowingAfterReadyCasesPerformsNone() {
+    // Ready cases come first (each would be performed at once if cases were tried as they are
+    // added), then the build throws: nothing is received or sent, and no body runs.
+    let buffered = CoChannel<Int>()
+    buffered.offer(1)
+    let rendezvous = CoChannel<Int>(bufferType: .none)
+    let room = CoChannel<Int>(capacity: 1)
+    let queue = CoQueue()
+    let sender = Box("")
+    queue.start {  // waits in `rendezvous` for a receiver
+      try rendezvous.awaitSend(2)
+      sender.value = "sent"
+    }
+    queue.flush()
+    let bodies = HitCounter()
+    coRun {
+      XCTAssertThrowsError(
+        try CoChannel.select { (select: inout CoChannelSelector<Int>) in
+          select.onReceive(buffered) { _ in
+            bodies.increment()
+            return 0
+          }
+          select.onReceive(rendezvous) { _ in
+            bodies.increment()
+            return 0
+          }
+          select.onSend(room, 3) {
+            bodies.increment()
+            return 0
+          }
+          throw TestError(4)
+        }
+      ) { XCTAssertEqual($0 as? TestError, TestError(4)) }
+    }
+    XCTAssertEqual(bodies.value, 0, "no body ran")
+    XCTAssertEqual(buffered.poll(), 1, "the element is still in the channel")
+    XCTAssertEqual(room.count, 0, "nothing was sent")
+    queue.flush()
+    XCTAssertEqual(sender.value, "", "the waiting sender still waits")
+    XCTAssertEqual(rendezvous.poll(), 2)
+    queue.flush()
+    XCTAssertEqual(sender.value, "sent")
   }
 
   func testAThrowingBuildPerformsNothingAndLeavesNoWaiter() {

@@ -206,6 +206,146 @@ final class SelectTests: XCTestCase {
     }
   }
 
+  func testSameRendezvousChannelInTwoCasesWaitsForAPartner() {
+    // A rendezvous channel: the select's own receive waiter must not count as a partner of its
+    // send case (and the other way round), else the send case "delivers" to it, fails, and the
+    // select wakes itself again and again, keeping its thread busy instead of waiting.
+    let channel = CoChannel<Int>(bufferType: .none)
+    @Sendable func select() throws -> String {
+      try CoChannel.select {
+        $0.onReceive(channel) { "received \($0)" }
+        $0.onSend(channel, 1) { "sent" }
+      }
+    }
+    // Alone, a select waits — and completes when a partner coroutine comes, either way round.
+    for partnerSends in [true, false] {
+      let queue = DispatchQueue(label: "selecting")
+      let outcome = Box("")
+      let done = DispatchSemaphore(value: 0)
+      queue.startCoroutine {
+        outcome.value = try select()
+        done.signal()
+      }
+      XCTAssertTrue(becomesIdle(queue), "the select keeps waking itself instead of waiting")
+      XCTAssertEqual(outcome.value, "", "the select waits for a partner")
+      let partner = Box("")
+      DispatchQueue.global().startCoroutine {
+        if partnerSends {
+          try channel.awaitSend(7)
+          partner.value = "sent"
+        } else {
+          partner.value = "received \(try channel.awaitReceive())"
+        }
+        done.signal()
+      }
+      XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+      XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+      XCTAssertEqual(outcome.value, partnerSends ? "received 7" : "sent")
+      XCTAssertEqual(partner.value, partnerSends ? "sent" : "received 1")
+      XCTAssertNil(channel.poll(), "no waiter left behind")
+      XCTAssertFalse(channel.offer(0), "no waiter left behind")
+    }
+    // Two such selects pair with each other (one receives what the other sends).
+    let queue = DispatchQueue(label: "two-selects")
+    let outcomes = Locked([String]())
+    let done = DispatchSemaphore(value: 0)
+    for _ in 0..<2 {
+      queue.startCoroutine {
+        let outcome = try select()
+        outcomes.withLock { $0.append(outcome) }
+        done.signal()
+      }
+    }
+    XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+    XCTAssertEqual(outcomes.withLock { $0.sorted() }, ["received 1", "sent"])
+  }
+
+  /// Whether `queue` gets round to a new task soon: not if a coroutine keeps its thread busy.
+  private func becomesIdle(_ queue: DispatchQueue) -> Bool {
+    let idle = DispatchSemaphore(value: 0)
+    queue.async { idle.signal() }
+    return idle.wait(timeout: .now() + 10) == .success
+  }
+
+  func testManyWaitersLeavingTheMiddleOfAQueue() {
+    // 100,000 waiters in one channel's queue: 1,000 coroutines, each selecting with 100 cases
+    // on a shared channel and one on its own. They are resolved through their own channels,
+    // odd ones first, so that most leave the middle of the shared queue: each waiter leaves in
+    // O(1), not O(queue length) (that was quadratic: minutes). A receiver waiting on the shared
+    // channel from before keeps its place throughout.
+    let selects = 1_000
+    let casesEach = 100
+    let shared = CoChannel<Int>(bufferType: .none)
+    let own = (0..<selects).map { _ in CoChannel<Int>(bufferType: .none) }
+    let queue = CoQueue()
+    let first = Box(-1)
+    queue.start { first.value = try shared.awaitReceive() }
+    let resolved = DispatchSemaphore(value: 0)
+    for index in 0..<selects {
+      queue.start {
+        let value: Int = try CoChannel.select {
+          for _ in 0..<casesEach { $0.onReceive(shared) { _ in -1 } }
+          $0.onReceive(own[index]) { $0 }
+        }
+        XCTAssertEqual(value, index)
+        resolved.signal()
+      }
+    }
+    queue.flush()
+    XCTAssertEqual(shared.count, 0)
+    for index in Array(stride(from: 1, to: selects, by: 2))
+      + Array(stride(from: 0, to: selects, by: 2))
+    {
+      XCTAssertTrue(own[index].offer(index))
+    }
+    // A deadline rather than `flush()`, so that a quadratic withdrawal fails instead of hanging.
+    let deadline = DispatchTime.now() + 30
+    for _ in 0..<selects {
+      guard resolved.wait(timeout: deadline) == .success else {
+        return XCTFail("the waiters took more than 30 s to leave the queue")
+      }
+    }
+    queue.flush()
+    XCTAssertEqual(first.value, -1, "the first receiver still waits")
+    XCTAssertTrue(shared.offer(42), "…at the front of the shared queue")
+    queue.flush()
+    XCTAssertEqual(first.value, 42)
+    XCTAssertFalse(shared.offer(0), "no waiter left behind")
+  }
+
+  func testACancelledSenderInTheMiddleIsNeitherCountedNorReceived() {
+    // The middle one of three waiting senders is cancelled: it leaves a tombstone in the queue,
+    // which `count`, receiving and completion all pass over.
+    let channel = CoChannel<Int>(bufferType: .none)
+    let scopes = (0..<3).map { _ in CoScope() }
+    let outcomes = Locked([String]())
+    for (index, scope) in scopes.enumerated() {
+      DispatchQueue.global().startCoroutine(in: scope) {
+        do {
+          try channel.awaitSend(index)
+          outcomes.withLock { $0.append("sent \(index)") }
+        } catch {
+          outcomes.withLock { $0.append("\(index): \(error)") }
+        }
+      }
+      waitUntil { channel.count == index + 1 }
+    }
+    scopes[1].cancel()
+    waitUntil { outcomes.withLock { $0.count } == 1 }
+    XCTAssertEqual(channel.count, 2)
+    let completed = DispatchSemaphore(value: 0)
+    channel.whenComplete { completed.signal() }
+    channel.close()
+    XCTAssertEqual(channel.poll(), 0)
+    XCTAssertEqual(channel.poll(), 2)
+    XCTAssertEqual(channel.count, 0)
+    XCTAssertEqual(completed.wait(timeout: .now() + 10), .success, "drained: complete")
+    waitUntil { outcomes.withLock { $0.count } == 3 }
+    XCTAssertEqual(
+      outcomes.withLock { $0.filter { $0.hasPrefix("sent") }.sorted() }, ["sent 0", "sent 2"])
+  }
+
   func testSelectsOnBothSidesOfRendezvousChannels() {
     // A selecting sender meets a selecting receiver.
     let a = CoChannel<Int>(bufferType: .none)

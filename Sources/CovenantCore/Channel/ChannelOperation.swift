@@ -19,8 +19,9 @@ protocol ChannelOperation<Element> {
   /// The element a waiting sender carries (`nil` for a receive).
   var carriedElement: Element? { get }
 
-  /// Whether the operation would complete now (optimistic: a waiting peer may be stale).
-  func isReady(in state: inout ChannelState<Element>) -> Bool
+  /// Whether the operation, by the wait of `waker`, would complete now (optimistic: a waiting
+  /// peer may be stale). Waiters of that same wait (other cases of its `select`) are no peers.
+  func isReady(in state: inout ChannelState<Element>, for waker: CoroutineWaker) -> Bool
 
   /// Performs the operation without waiting; `nil` if it would have to wait.
   func performNow(
@@ -29,6 +30,14 @@ protocol ChannelOperation<Element> {
 
   /// Puts `waiter` in line, in the queue this operation waits in.
   func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>)
+
+  /// Takes `waiter` (queued by `enqueue`, its wait over, completed by nobody) out of its queue:
+  /// whether it may be reused (`false`: it stays there as a tombstone), and an element it held
+  /// that was not sent, to be released once the lock is released.
+  func withdraw(
+    _ waiter: ChannelWaiter<Element>, from state: inout ChannelState<Element>,
+    _ effects: inout ChannelEffects<Element>
+  ) -> (reusable: Bool, unsent: Element?)
 
   /// Leaves `outcome` in `waiter`, as a peer completing the wait would, and marks it done.
   func store(_ outcome: Result<Value, CoChannelError>, in waiter: ChannelWaiter<Element>)
@@ -48,7 +57,10 @@ struct ReceiveOperation<Element>: ChannelOperation {
 
   @inlinable var carriedElement: Element? { nil }
 
-  @inlinable func isReady(in state: inout ChannelState<Element>) -> Bool { state.isReceiveReady }
+  @inlinable func isReady(in state: inout ChannelState<Element>, for waker: CoroutineWaker) -> Bool
+  {
+    state.isReceiveReady(for: waker)
+  }
 
   @inlinable func performNow(
     in state: inout ChannelState<Element>, _ effects: inout ChannelEffects<Element>
@@ -58,6 +70,13 @@ struct ReceiveOperation<Element>: ChannelOperation {
 
   @inlinable func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>) {
     state.appendReceiver(.waiter(waiter))
+  }
+
+  @inlinable func withdraw(
+    _ waiter: ChannelWaiter<Element>, from state: inout ChannelState<Element>,
+    _ effects: inout ChannelEffects<Element>
+  ) -> (reusable: Bool, unsent: Element?) {
+    (state.withdrawReceiver(waiter), nil)
   }
 
   @inlinable func store(
@@ -88,7 +107,10 @@ struct SendOperation<Element>: ChannelOperation {
 
   @inlinable var carriedElement: Element? { element }
 
-  @inlinable func isReady(in state: inout ChannelState<Element>) -> Bool { state.isSendReady }
+  @inlinable func isReady(in state: inout ChannelState<Element>, for waker: CoroutineWaker) -> Bool
+  {
+    state.isSendReady(for: waker)
+  }
 
   @inlinable func performNow(
     in state: inout ChannelState<Element>, _ effects: inout ChannelEffects<Element>
@@ -98,6 +120,14 @@ struct SendOperation<Element>: ChannelOperation {
 
   @inlinable func enqueue(_ waiter: ChannelWaiter<Element>, in state: inout ChannelState<Element>) {
     state.appendSender(.waiter(waiter))
+  }
+
+  @inlinable func withdraw(
+    _ waiter: ChannelWaiter<Element>, from state: inout ChannelState<Element>,
+    _ effects: inout ChannelEffects<Element>
+  ) -> (reusable: Bool, unsent: Element?) {
+    let (removed, element) = state.withdrawSender(waiter, &effects)
+    return (removed, element)
   }
 
   @inlinable func store(_ outcome: Result<Void, CoChannelError>, in waiter: ChannelWaiter<Element>)

@@ -12,7 +12,9 @@ enum ChannelPhase {
 /// with the lock held; what must happen after unlocking (wakes, callbacks) goes into
 /// `ChannelEffects`.
 ///
-/// Invariants (ignoring stale waiters, which are skipped and dropped when met):
+/// Invariants (ignoring stale waiters and tombstones, which are skipped and dropped when met, and
+/// the waiters of one `select` that both sends to and receives from the channel, which are no
+/// partners for each other):
 /// - receivers wait only while the buffer is empty and no sender waits;
 /// - senders wait only while the buffer is full (always, for a rendezvous channel) and no
 ///   receiver waits; `.unlimited` and `.conflated` never have waiting senders.
@@ -27,6 +29,10 @@ struct ChannelState<Element>: @unchecked Sendable {
   @usableFromInline var buffer: RingBuffer<Element>
   @usableFromInline var senders = RingBuffer<SendEntry<Element>>()
   @usableFromInline var receivers = RingBuffer<ReceiveEntry<Element>>()
+  /// Withdrawn waiters left in `senders` / `receivers` (`ChannelQueue.swift`): the live
+  /// entries are `count - tombstones`.
+  @usableFromInline var senderTombstones = 0
+  @usableFromInline var receiverTombstones = 0
   @usableFromInline var phase = ChannelPhase.open
   /// Whether the `whenComplete` callbacks have run (cancelled, or closed and drained).
   @usableFromInline var isComplete = false
@@ -48,13 +54,22 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   // MARK: Readiness (may be optimistic: a waiting peer can turn out stale)
 
-  /// Whether a receive would complete now (with an element or an error).
-  @inlinable var isReceiveReady: Bool { phase != .open || !buffer.isEmpty || !senders.isEmpty }
-
-  /// Whether a send would complete now (delivered, buffered, or refused with an error).
-  @inlinable var isSendReady: Bool {
-    phase != .open || !receivers.isEmpty || isConflated || buffer.count < capacity
+  /// Whether a receive by the wait of `waker` would complete now (with an element or an
+  /// error). Waiters of that same wait (other cases of its `select`) are no partners.
+  @inlinable func isReceiveReady(for waker: CoroutineWaker) -> Bool {
+    phase != .open || !buffer.isEmpty
+      || senders.hasPartner(for: waker, tombstones: senderTombstones)
   }
+
+  /// Whether a send by the wait of `waker` would complete now (delivered, buffered, or refused
+  /// with an error). Waiters of that same wait (other cases of its `select`) are no partners.
+  @inlinable func isSendReady(for waker: CoroutineWaker) -> Bool {
+    phase != .open || isConflated || buffer.count < capacity
+      || receivers.hasPartner(for: waker, tombstones: receiverTombstones)
+  }
+
+  /// Whether a live sender waits (not counting tombstones).
+  @inlinable var hasSenders: Bool { senders.count != senderTombstones }
 
   /// A receive may complete now: an element was buffered, a sender queued, or the channel
   /// closed.
@@ -78,7 +93,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   }
 
   /// Elements a receiver could get without waiting: buffered, plus those of waiting senders.
-  @inlinable var count: Int { buffer.count + senders.count }
+  @inlinable var count: Int { buffer.count + senders.count - senderTombstones }
 
   // MARK: Receiving
 
@@ -111,7 +126,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard let waker = waiter.claim() else { continue }
+        guard let waker = waiter.claim() else {
+          waiter.dropped(tombstones: &senderTombstones)
+          continue
+        }
         let element = waiter.element.take()
         waiter.isDone = true
         effects.resume(waker)
@@ -160,7 +178,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = receivers.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard let waker = waiter.claim() else { continue }
+        guard let waker = waiter.claim() else {
+          waiter.dropped(tombstones: &receiverTombstones)
+          continue
+        }
         waiter.element = element
         waiter.isDone = true
         effects.resume(waker)
@@ -183,22 +204,22 @@ struct ChannelState<Element>: @unchecked Sendable {
 
   // MARK: Waiters leaving
 
-  /// Removes `waiter` from whichever queue it is in (a cancelled await or a losing select case).
-  @inlinable mutating func remove(
+  /// Takes the waiter of a cancelled `awaitReceive`, or of a losing receive case, out of
+  /// `receivers` (see `RingBuffer.withdraw`): `false` if it left a tombstone there.
+  @inlinable mutating func withdrawReceiver(_ waiter: ChannelWaiter<Element>) -> Bool {
+    receivers.withdraw(waiter, tombstones: &receiverTombstones)
+  }
+
+  /// Takes the waiter of a cancelled `awaitSend`, or of a losing send case, out of `senders`:
+  /// `false` if it left a tombstone there. Its element, not sent, is handed back, to be
+  /// released once the lock is released.
+  @inlinable mutating func withdrawSender(
     _ waiter: ChannelWaiter<Element>, _ effects: inout ChannelEffects<Element>
-  ) {
-    let removedSender = senders.removeFirst { entry in
-      if case .waiter(let other) = entry { return other === waiter }
-      return false
-    }
-    if removedSender {
-      completeIfDrained(&effects)
-    } else {
-      receivers.removeFirst { entry in
-        if case .waiter(let other) = entry { return other === waiter }
-        return false
-      }
-    }
+  ) -> (removed: Bool, element: Element?) {
+    let element = waiter.element.take()
+    let removed = senders.withdraw(waiter, tombstones: &senderTombstones)
+    completeIfDrained(&effects)
+    return (removed, element)
   }
 
   /// Removes a cancelled `receiveFuture` future from the receivers.
@@ -237,7 +258,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = senders.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard let waker = waiter.claim() else { continue }
+        guard let waker = waiter.claim() else {
+          waiter.dropped(tombstones: &senderTombstones)
+          continue
+        }
         waiter.error = .canceled
         waiter.isDone = true
         effects.resume(waker)
@@ -260,7 +284,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     while let entry = receivers.popFirst() {
       switch entry {
       case .waiter(let waiter):
-        guard let waker = waiter.claim() else { continue }
+        guard let waker = waiter.claim() else {
+          waiter.dropped(tombstones: &receiverTombstones)
+          continue
+        }
         waiter.error = error
         waiter.isDone = true
         effects.resume(waker)
@@ -276,7 +303,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// A closed channel with nothing left to receive is complete: its `whenComplete` callbacks
   /// become due, once.
   @inlinable mutating func completeIfDrained(_ effects: inout ChannelEffects<Element>) {
-    guard phase == .closed, !isComplete, buffer.isEmpty, senders.isEmpty else { return }
+    guard phase == .closed, !isComplete, buffer.isEmpty, !hasSenders else { return }
     isComplete = true
     effects.addCallbacks(completionCallbacks)
     completionCallbacks = []

@@ -4,7 +4,13 @@
 /// Protocol: whoever completes the wait first wins `waker.claim()` **under the channel lock**,
 /// then writes `element`/`error` and sets `isDone`, and calls `waker.wake()` after unlocking. A
 /// failed claim means someone else (another case, a timer, a cancel) won: the waiter is stale
-/// and is dropped without being given anything.
+/// and is dropped without being given anything (`isDropped`).
+///
+/// Once the wait is over, the coroutine withdraws a waiter nobody completed
+/// (`ChannelState.withdrawReceiver` / `withdrawSender`): out of its queue at once if it is at
+/// either end, else left in place as a *tombstone* (`currentWaker` set to `nil`) that the
+/// queue drops when it meets it or compacts away — so that many waiters leaving a long queue
+/// cost O(1) each, not O(queue).
 ///
 /// `@unchecked Sendable`: the fields are written by the claim winner only, before `wake()`, and
 /// read by the coroutine only after it has been woken; the wait-state atomics order the two.
@@ -12,8 +18,9 @@
 /// exclusivity checks (`@exclusivity(unchecked)`), which would cost more than the hand-off.
 @usableFromInline
 final class ChannelWaiter<Element>: @unchecked Sendable {
-  /// `nil` only while the waiter sits unused in a channel's spare slot (so that it does not keep
-  /// a finished coroutine, and its stack, alive).
+  /// `nil` while the waiter sits unused in a channel's spare slot, and while it stays in a queue
+  /// as a tombstone (so that it does not keep a finished coroutine, and its stack, alive; and
+  /// so that nobody can claim it).
   @usableFromInline @exclusivity(unchecked) var currentWaker: CoroutineWaker?
   /// For a sender: the element to send (taken by the receiver). For a receiver: what it got.
   @usableFromInline @exclusivity(unchecked) var element: Element?
@@ -21,6 +28,10 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   @usableFromInline @exclusivity(unchecked) var error: CoChannelError?
   /// Whether the claim winner has completed this wait (false after a stale or own-claim retry).
   @usableFromInline @exclusivity(unchecked) var isDone = false
+  /// Whether a peer met the waiter with its wait already claimed (by another case, a timer or a
+  /// cancel) and dropped it from its queue: withdrawing it then has nothing to take out. Only
+  /// touched under the channel lock.
+  @usableFromInline @exclusivity(unchecked) var isDropped = false
 
   @inlinable init(waker: CoroutineWaker, element: Element? = nil) {
     currentWaker = waker
@@ -33,16 +44,26 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
     self.element = element
     error = nil
     isDone = false
+    isDropped = false
   }
 
-  /// The waker of the wait this waiter stands for.
-  @inlinable var waker: CoroutineWaker { currentWaker.unsafelyUnwrapped }
-
   /// Wins the wait this waiter stands for (under the channel lock): its waker, to wake once
-  /// the lock is released, or `nil` if someone else won it first (the waiter is stale).
+  /// the lock is released, or `nil` if someone else won it first or it is a tombstone (the
+  /// waiter is stale).
   @inlinable func claim() -> CoroutineWaker? {
-    let waker = waker
-    return waker.claim() ? waker : nil
+    guard let waker = currentWaker, waker.claim() else { return nil }
+    return waker
+  }
+
+  /// Notes that this waiter, just popped from the front of its queue with its claim failed,
+  /// has left the queue: one tombstone fewer in it, or a waiter whose withdrawal will have
+  /// nothing to take out. Under the channel lock.
+  @inlinable func dropped(tombstones: inout Int) {
+    if currentWaker == nil {
+      tombstones -= 1
+    } else {
+      isDropped = true
+    }
   }
 
   /// Drops what the finished wait held, before the waiter is kept for reuse.
@@ -58,24 +79,50 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   }
 }
 
+extension CoroutineWaker {
+  /// Whether `other` resumes the same await of the same coroutine.
+  @usableFromInline func isSameWait(as other: CoroutineWaker) -> Bool {
+    coroutine === other.coroutine && generation == other.generation
+  }
+}
+
+/// An entry of a channel's waiting queue: a coroutine's waiter, or something else that waits
+/// (a callback, a future, a future's element).
+@usableFromInline
+protocol ChannelQueueEntry<Element> {
+  associatedtype Element
+  /// The coroutine waiter this entry stands for, if it is one.
+  var waiter: ChannelWaiter<Element>? { get }
+}
+
 /// Someone waiting to receive, in FIFO order.
 @usableFromInline
-enum ReceiveEntry<Element> {
+enum ReceiveEntry<Element>: ChannelQueueEntry {
   /// A coroutine in `awaitReceive` or a `select` receive case.
   case waiter(ChannelWaiter<Element>)
   /// A `whenReceive` callback.
   case callback(@Sendable (Result<Element, CoChannelError>) -> Void)
   /// A `receiveFuture` future; completing its cell is its claim.
   case future(CoFuture<Element>)
+
+  @inlinable var waiter: ChannelWaiter<Element>? {
+    if case .waiter(let waiter) = self { return waiter }
+    return nil
+  }
 }
 
 /// Someone waiting to send, in FIFO order.
 @usableFromInline
-enum SendEntry<Element> {
+enum SendEntry<Element>: ChannelQueueEntry {
   /// A coroutine in `awaitSend` or a `select` send case (the element is in the waiter).
   case waiter(ChannelWaiter<Element>)
   /// The value of a `sendFuture` future that found no room; nobody waits for it.
   case element(Element)
+
+  @inlinable var waiter: ChannelWaiter<Element>? {
+    if case .waiter(let waiter) = self { return waiter }
+    return nil
+  }
 }
 
 /// One thing to do after the channel lock is released: resume a coroutine, call a callback or

@@ -20,7 +20,7 @@ extension ChannelState {
     _ operation: Operation, waiter: ChannelWaiter<Element>, waker: CoroutineWaker,
     _ effects: inout ChannelEffects<Element>
   ) -> ChannelWaitStep<Result<Operation.Value, CoChannelError>> {
-    guard operation.isReady(in: &self) else {
+    guard operation.isReady(in: &self, for: waker) else {
       operation.enqueue(waiter, in: &self)
       return .queued
     }
@@ -95,14 +95,27 @@ extension CoChannel {
   func withdraw<Operation: ChannelOperation<Element>>(
     _ waiter: ChannelWaiter<Element>, _ operation: Operation
   ) -> Result<Operation.Value, CoChannelError>? {
-    let outcome: Result<Operation.Value, CoChannelError>?
     if waiter.isDone {
-      outcome = operation.outcome(of: waiter)
-    } else {
-      outcome = nil
-      locked { state, effects in state.remove(waiter, &effects) }
+      let outcome = operation.outcome(of: waiter)
+      recycle(waiter)
+      return outcome
     }
-    recycle(waiter)
-    return outcome
+    takeOut(waiter, operation)
+    return nil
+  }
+
+  /// Takes `waiter`, queued for `operation` and not completed by anyone, out of its queue, and
+  /// keeps it for reuse unless the queue still holds it (as a tombstone). Call only once the
+  /// wait is over.
+  @inlinable
+  func takeOut<Operation: ChannelOperation<Element>>(
+    _ waiter: ChannelWaiter<Element>, _ operation: Operation
+  ) {
+    // The unsent element is released here, once the lock is released: its deinit may use
+    // the channel.
+    let (reusable, _) = locked { state, effects in
+      operation.withdraw(waiter, from: &state, &effects)
+    }
+    if reusable { recycle(waiter) }
   }
 }

@@ -15,6 +15,8 @@ struct RingBuffer<Element> {
 
   @inlinable var first: Element? { count == 0 ? nil : storage[head] }
 
+  @inlinable var last: Element? { count == 0 ? nil : storage[slot(count - 1)] }
+
   @inlinable mutating func append(_ element: Element) {
     if count == storage.count { grow() }
     var index = head + count
@@ -31,6 +33,35 @@ struct RingBuffer<Element> {
     if head == storage.count { head = 0 }
     count -= 1
     return element
+  }
+
+  /// Removes the last element (the one appended most recently); `nil` if empty.
+  @inlinable @discardableResult
+  mutating func popLast() -> Element? {
+    guard count > 0 else { return nil }
+    let index = slot(count - 1)
+    let element = storage[index]
+    storage[index] = nil
+    count -= 1
+    if count == 0 { head = 0 }
+    return element
+  }
+
+  /// Removes every element for which `shouldRemove` is true, keeping the others in order, in
+  /// one pass: O(count).
+  @inlinable
+  mutating func removeAll(where shouldRemove: (Element) -> Bool) {
+    var kept = 0
+    for offset in 0..<count {
+      let index = slot(offset)
+      let element = storage[index].unsafelyUnwrapped
+      storage[index] = nil
+      if shouldRemove(element) { continue }
+      storage[slot(kept)] = element
+      kept += 1
+    }
+    count = kept
+    if count == 0 { head = 0 }
   }
 
   /// Removes the first element for which `predicate` is true; returns whether one was found.

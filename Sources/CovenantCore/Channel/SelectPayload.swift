@@ -12,7 +12,8 @@ struct SelectPayload<Operation: ChannelOperation, Output> {
 
 /// Room for one `SelectPayload` whose type is erased where the select keeps it: 48 bytes,
 /// 8-byte aligned, holding the payload itself when it fits, else a reference to a box holding
-/// it. Only code that knows the payload's type (`SelectSlotOperations`) reads or writes it.
+/// it (the `ValueBox` a promise's cell uses for a value too large for it). Only code that knows
+/// the payload's type (`SelectSlotOperations`) reads or writes it.
 ///
 /// The storage does not own what it holds: the slot that contains it initializes it once
 /// (`initialize`) and deinitializes it once (`take` or `destroy`). Copying the storage copies
@@ -38,7 +39,7 @@ struct SelectPayloadStorage {
       assert(Int(bitPattern: raw) % MemoryLayout<T>.alignment == 0, "misaligned select payload")
       raw.initializeMemory(as: T.self, to: value)
     } else {
-      raw.initializeMemory(as: SelectPayloadBox<T>.self, to: SelectPayloadBox(value))
+      raw.initializeMemory(as: ValueBox<T>.self, to: ValueBox(value))
     }
   }
 
@@ -48,7 +49,7 @@ struct SelectPayloadStorage {
   ) -> T {
     let raw = UnsafeMutableRawPointer(storage)
     if holdsInline(T.self) { return raw.assumingMemoryBound(to: T.self).pointee }
-    return raw.assumingMemoryBound(to: SelectPayloadBox<T>.self).pointee.value
+    return raw.assumingMemoryBound(to: ValueBox<T>.self).pointee.value
   }
 
   /// Destroys the `T` stored at `storage`, leaving it uninitialized.
@@ -61,14 +62,7 @@ struct SelectPayloadStorage {
     if holdsInline(T.self) {
       _ = raw.assumingMemoryBound(to: T.self).move()
     } else {
-      _ = raw.assumingMemoryBound(to: SelectPayloadBox<T>.self).move()
+      _ = raw.assumingMemoryBound(to: ValueBox<T>.self).move()
     }
   }
-}
-
-/// A payload too large (or too aligned) for `SelectPayloadStorage`.
-@usableFromInline
-final class SelectPayloadBox<T> {
-  @usableFromInline let value: T
-  @inlinable init(_ value: T) { self.value = value }
 }

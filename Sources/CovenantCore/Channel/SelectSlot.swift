@@ -10,19 +10,19 @@ enum SelectSlotStep {
   case discard
 }
 
-/// A kept case's answer to a `SelectSlotStep`.
+/// A kept case's answer to a `SelectSlotStep` (`discard` answers `lost`, and is not asked).
 @usableFromInline
 enum SelectSlotReply {
   /// The case has an outcome: it is the one performed (after `register`: wake the coroutine).
   case won
-  /// Nothing happened (after `withdraw`: another case won).
-  case none
-  /// The waiter is queued.
+  /// After `register`: the waiter is queued.
   case queued
-  /// `register` claimed the coroutine's wait, but the peers it found were stale: nothing was
-  /// performed; wake the coroutine and start over.
+  /// After `register`: the case claimed the coroutine's wait, but the peers it found were
+  /// stale: nothing was performed; wake the coroutine and start over.
   case stale
-  /// `register` found the wait already claimed by someone else: stop registering.
+  /// The case is not the one performed: after `register`, the wait was already claimed by
+  /// someone else (stop registering); after `withdraw`, another case won (or a timeout or a
+  /// cancel did).
   case lost
 }
 
@@ -94,7 +94,7 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
       SelectPayloadStorage.destroy(&slot.pointee.payload, as: Payload.self)
       slot.pointee.channel.release()
       _ = slot.move()
-      return .none
+      return .lost
     }
   }
 
@@ -127,15 +127,14 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
 
   @inlinable
   static func withdraw(_ slot: SelectSlot<Output>.Pointer) -> SelectSlotReply {
-    guard let held = slot.pointee.waiter else { return .none }
+    guard let held = slot.pointee.waiter else { return .lost }
     let waiter = waiterObject(held)
     if waiter.isDone { return .won }
     slot.pointee.waiter = nil
-    let channel = channel(of: slot)
-    channel.locked { state, effects in state.remove(waiter, &effects) }
-    channel.recycle(waiter)
+    let operation = SelectPayloadStorage.read(&slot.pointee.payload, as: Payload.self).operation
+    channel(of: slot).takeOut(waiter, operation)
     held.release()
-    return .none
+    return .lost
   }
 
   /// The slot's channel (kept alive by the slot).

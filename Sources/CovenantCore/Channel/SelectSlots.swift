@@ -20,8 +20,6 @@ struct SelectSlots<Output> {
     capacity = room.count
   }
 
-  @inlinable var isEmpty: Bool { count == 0 }
-
   @inlinable subscript(index: Int) -> UnsafeMutablePointer<Slot> { base + index }
 
   /// Room for one more slot, to be initialized by the caller before anything else happens.

@@ -377,7 +377,8 @@ enum CellStatus {
   @usableFromInline static let rejected: UInt8 = 2
 }
 
-/// A value too large for a cell's three words.
+/// A value too large for a cell's three words, or a `select` payload too large for its slot
+/// (`SelectPayloadStorage`).
 @usableFromInline
 final class ValueBox<Value> {
   @usableFromInline let value: Value

@@ -34,7 +34,13 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
     /// its callback back.
     var joiners: [Joiner] = []
     /// Scopes added to this one, which `join()` also waits for (kept through a cancel too).
+    /// The entries of children that are gone are pruned (`addChild`), so that many short-lived
+    /// children do not pile up.
     var children: [WeakScope] = []
+    /// `children.count` at which `addChild` next prunes: twice the live entries found at the
+    /// last pruning (at least 16), so that pruning costs O(1) amortized per child added, and
+    /// `children` never holds more than that.
+    var childrenPruneCount = 16
     var uncaughtErrorHandler: (@Sendable (UncaughtCoroutineError) -> Void)?
     /// The scope this one was added to, whose uncaught-error handler serves when this one has
     /// none.
@@ -63,7 +69,7 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
   public func add(_ item: some CoCancellable) {
     if let child = item as? CoScope {
       child.state.withCriticalSection { $0.parent = WeakScope(self) }
-      state.withCriticalSection { $0.children.append(WeakScope(child)) }
+      state.withCriticalSection { $0.addChild(child) }
     } else if let coroutine = (item as? any JoinableFuture)?.coroutine {
       track(coroutine)
     }
@@ -134,6 +140,24 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
     }
     if runNow { callback() }
   }
+}
+
+extension CoScope.State {
+  /// Keeps `child`, first pruning the entries of gone children once `children` has reached
+  /// `childrenPruneCount`: a scope that outlives many short-lived children (one per request,
+  /// say) would otherwise keep an entry for every one of them.
+  mutating func addChild(_ child: CoScope) {
+    if children.count >= childrenPruneCount {
+      children.removeAll { $0.scope == nil }
+      childrenPruneCount = Swift.max(16, 2 * children.count)
+    }
+    children.append(WeakScope(child))
+  }
+}
+
+extension CoScope {
+  /// The entries `children` holds, live or not (for tests: they must stay bounded).
+  package var childEntryCount: Int { state.withCriticalSection { $0.children.count } }
 }
 
 struct WeakCancellable {
