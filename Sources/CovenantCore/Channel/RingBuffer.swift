@@ -1,5 +1,6 @@
 /// A growable FIFO ring: O(1) `append` and `popFirst`, no allocation once it has grown to its
-/// working size. The storage of channel buffers and waiter queues.
+/// working size. The storage of channel buffers and waiter queues, and of `CoMutex`/`CoSemaphore`
+/// waiters.
 @usableFromInline
 struct RingBuffer<Element> {
   @usableFromInline var storage: ContiguousArray<Element?>
@@ -45,6 +46,12 @@ struct RingBuffer<Element> {
     count -= 1
     if count == 0 { head = 0 }
     return element
+  }
+
+  /// Replaces the element at `offset` (0: the first): how `PermitState` leaves a tombstone in
+  /// place of a waiter that gave up.
+  @inlinable mutating func replace(at offset: Int, with element: Element) {
+    storage[slot(offset)] = element
   }
 
   /// Removes every element for which `shouldRemove` is true, keeping the others in order, in

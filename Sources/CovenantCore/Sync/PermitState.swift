@@ -97,7 +97,7 @@ struct PermitState: @unchecked Sendable {
       tombstones -= 1
     }
     while let last = waiters.last, last.waker == nil {
-      _ = waiters.removeLast()
+      waiters.popLast()
       tombstones -= 1
     }
     guard tombstones > 16, tombstones * 2 > waiters.count else { return }
