@@ -182,6 +182,9 @@ final class CoSemaphoreTests: XCTestCase {
     XCTAssertEqual(served.withLock { $0 }, (0..<100).filter { $0 % 3 == 0 })
     XCTAssertEqual(semaphore.waiterCount, 0)
     XCTAssertEqual(semaphore.availablePermits, 0)
+    // A scope that goes cancels its coroutines, and -O ends `scopes`' lifetime at its last use
+    // (the cancel loop): the waiters that stay would all have left.
+    withExtendedLifetime(scopes) {}
   }
 
   /// Outside coroutines: a free permit is taken, none makes `wait()` throw

@@ -344,6 +344,8 @@ final class SelectTests: XCTestCase {
     waitUntil { outcomes.withLock { $0.count } == 3 }
     XCTAssertEqual(
       outcomes.withLock { $0.filter { $0.hasPrefix("sent") }.sorted() }, ["sent 0", "sent 2"])
+    // A scope that goes cancels its coroutine, and -O may end `scopes`' lifetime at its last use.
+    withExtendedLifetime(scopes) {}
   }
 
   func testSelectsOnBothSidesOfRendezvousChannels() {
