@@ -26,6 +26,9 @@ final class CoScopeTests: XCTestCase {
     DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { release.success() }
     try parent.join()
     XCTAssertEqual(finished.value, 1)
+    // A scope that goes cancels its coroutines, and -O may end `live`'s lifetime at its last
+    // use (the start): the coroutine would be cancelled, and the join would not wait.
+    withExtendedLifetime(live) {}
   }
 
   func testCancelCancelsCoroutinesWhosePendingAwaitThrows() {
