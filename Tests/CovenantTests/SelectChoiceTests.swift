@@ -123,9 +123,9 @@ final class SelectChoiceTests: XCTestCase {
     }
   }
 
-  // MARK: Cases tried once they are all added
+  // MARK: Cases tried as they are added
 
-  func testTheFirstReadyCaseIsPerformedOnceAllAreAddedAndLaterCasesConsumeNothing() {
+  func testAReadyCaseIsPerformedAsItIsAddedAndLaterCasesAreIgnored() {
     let first = CoChannel<Int>()
     let second = CoChannel<Int>()
     first.offer(1)
@@ -139,52 +139,8 @@ final class SelectChoiceTests: XCTestCase {
         select.onReceive(second) { _ in order.withLock { $0.append("second's body") } }
       }
     }
-    XCTAssertEqual(order.withLock { $0 }, ["adding first", "adding second", "first's body"])
+    XCTAssertEqual(order.withLock { $0 }, ["adding first", "first's body", "adding second"])
     XCTAssertEqual(second.poll(), 2, "the later case consumed nothing")
-  }
-
-  func testABuildThrowingAfterReadyCasesPerformsNone() {
-    // Ready cases come first (each would be performed at once if cases were tried as they are
-    // added), then the build throws: nothing is received or sent, and no body runs.
-    let buffered = CoChannel<Int>()
-    buffered.offer(1)
-    let rendezvous = CoChannel<Int>(bufferType: .none)
-    let room = CoChannel<Int>(capacity: 1)
-    let queue = CoQueue()
-    let sender = Box("")
-    queue.start {  // waits in `rendezvous` for a receiver
-      try rendezvous.awaitSend(2)
-      sender.value = "sent"
-    }
-    queue.flush()
-    let bodies = HitCounter()
-    coRun {
-      XCTAssertThrowsError(
-        try CoChannel.select { (select: inout CoChannelSelector<Int>) in
-          select.onReceive(buffered) { _ in
-            bodies.increment()
-            return 0
-          }
-          select.onReceive(rendezvous) { _ in
-            bodies.increment()
-            return 0
-          }
-          select.onSend(room, 3) {
-            bodies.increment()
-            return 0
-          }
-          throw TestError(4)
-        }
-      ) { XCTAssertEqual($0 as? TestError, TestError(4)) }
-    }
-    XCTAssertEqual(bodies.value, 0, "no body ran")
-    XCTAssertEqual(buffered.poll(), 1, "the element is still in the channel")
-    XCTAssertEqual(room.count, 0, "nothing was sent")
-    queue.flush()
-    XCTAssertEqual(sender.value, "", "the waiting sender still waits")
-    XCTAssertEqual(rendezvous.poll(), 2)
-    queue.flush()
-    XCTAssertEqual(sender.value, "sent")
   }
 
   func testAThrowingBuildPerformsNothingAndLeavesNoWaiter() {
@@ -198,6 +154,33 @@ final class SelectChoiceTests: XCTestCase {
       ) { XCTAssertEqual($0 as? TestError, TestError(3)) }
     }
     XCTAssertFalse(pending.offer(1), "no receiver left behind")
+  }
+
+  /// `select` performs a ready case as it is added: a closure that throws afterwards has
+  /// still performed it, and the element went to that case's body (nothing is lost);
+  /// `selectUnbiased`, which adds every case before trying any, performs nothing.
+  func testABuildThrowingAfterAReadyCaseHasRunItsBodyAndUnbiasedPerformsNone() {
+    let ready = CoChannel<Int>(capacity: 2)
+    XCTAssertTrue(ready.offer(1))
+    XCTAssertTrue(ready.offer(2))
+    let received = Locked([Int]())
+    coRun {
+      XCTAssertThrowsError(
+        try CoChannel.select { select in
+          select.onReceive(ready) { value in received.withLock { $0.append(value) } }
+          throw TestError(4)
+        }
+      ) { XCTAssertEqual($0 as? TestError, TestError(4)) }
+      XCTAssertThrowsError(
+        try CoChannel.selectUnbiased { select in
+          select.onReceive(ready) { value in received.withLock { $0.append(-value) } }
+          throw TestError(5)
+        }
+      ) { XCTAssertEqual($0 as? TestError, TestError(5)) }
+    }
+    XCTAssertEqual(received.withLock { $0 }, [1], "select's case ran once; unbiased's never")
+    XCTAssertEqual(ready.poll(), 2, "the first element went to the body, the second stayed")
+    XCTAssertNil(ready.poll())
   }
 
   func testManyCasesWaitAndLargeElements() {

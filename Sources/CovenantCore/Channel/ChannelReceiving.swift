@@ -14,6 +14,8 @@ protocol ChannelReceiving<Element>: AnyObject, Sendable {
   var isCanceled: Bool { get }
   func whenCanceled(_ callback: @escaping @Sendable () -> Void)
   func whenComplete(_ callback: @escaping () -> Void)
+  /// A receive that does not wait: the element or the ending error; `nil` if it would wait.
+  func receiveNow() -> Result<Element, CoChannelError>?
   /// Keeps a `select` receive case on this source in the uninitialized `slot`.
   func initializeSelectSlot<Output>(
     _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>)
@@ -23,6 +25,8 @@ extension CoChannel: ChannelReceiving {
   func receiverBufferType<T>(as type: T.Type) -> CoChannel<T>.BufferType {
     bufferType.converted()
   }
+
+  func receiveNow() -> Result<Element, CoChannelError>? { performNow(ReceiveOperation()) }
 
   func initializeSelectSlot<Output>(
     _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>

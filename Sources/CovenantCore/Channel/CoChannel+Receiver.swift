@@ -134,6 +134,10 @@ final class MappedReceiving<Base, Element>: ChannelReceiving, @unchecked Sendabl
   func whenCanceled(_ callback: @escaping @Sendable () -> Void) { base.whenCanceled(callback) }
   func whenComplete(_ callback: @escaping () -> Void) { base.whenComplete(callback) }
 
+  func receiveNow() -> Result<Element, CoChannelError>? {
+    base.source.receiveNow().map { $0.map(transform) }
+  }
+
   func initializeSelectSlot<Output>(
     _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>
   ) {

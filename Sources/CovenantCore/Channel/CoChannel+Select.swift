@@ -11,9 +11,13 @@ extension CoChannel where Element == Never {
   /// }
   /// ```
   ///
-  /// - Cases are tried in the order they were added, once `build` has returned: the first that
-  ///   can complete at once is performed. For a random choice among ready cases, use
-  ///   `selectUnbiased`. If `build` throws, no case is performed and `select` rethrows.
+  /// - Cases are tried in the order they are added, as they are added: the first that can
+  ///   complete at once is performed (a select whose first case is ready costs one `poll`).
+  ///   For a random choice among ready cases, use `selectUnbiased`.
+  /// - So a `build` closure that throws after adding a case that completed has already
+  ///   performed it: that case's body has run with its element (nothing is lost), and `select`
+  ///   rethrows the error of `build`, dropping what the body returned. Throw before adding
+  ///   cases, or use `selectUnbiased`, whose `build` performs nothing.
   /// - If none can, with `onDefault` the default body runs; without one, the calling
   ///   coroutine suspends until one case can complete, and that case is performed.
   /// - Exactly one case is performed: the others consume nothing, send nothing, and leave no
@@ -48,7 +52,8 @@ extension CoChannel where Element == Never {
   /// }
   /// ```
   ///
-  /// Otherwise the same as `select`.
+  /// Every case is added before any is tried, so it costs a little more than `select` when an
+  /// early case is ready. Otherwise the same as `select`.
   @inlinable
   public static func selectUnbiased<Output>(
     _ build: (inout CoChannelSelector<Output>) throws -> Void
@@ -60,10 +65,8 @@ extension CoChannel where Element == Never {
   static func run<Output>(
     unbiased: Bool, _ build: (inout CoChannelSelector<Output>) throws -> Void
   ) throws -> Output {
-    // The cases live on this stack: room for a few, more move to the heap.
-    try withUnsafeTemporaryAllocation(
-      of: SelectSlot<Output>.self, capacity: SelectSlots<Output>.inlineCapacity
-    ) { room in
+    // The kept cases live on this stack: room for four, more move to the heap.
+    try withUnsafeTemporaryAllocation(of: SelectSlot<Output>.self, capacity: 4) { room in
       var selector = CoChannelSelector<Output>(unbiased: unbiased, room: room)
       do { try build(&selector) } catch {
         selector.slots.discardAll()

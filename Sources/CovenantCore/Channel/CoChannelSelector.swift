@@ -6,11 +6,11 @@ import Dispatch
 /// Each case has a body that runs — on the selecting coroutine, with no lock held — only if
 /// that case is the one performed; its return value is what `select` returns.
 ///
-/// **Cases are tried once they are all added.** The builder only adds cases; nothing is
-/// performed until it has returned (so a builder that throws leaves every channel as it was).
-/// `select` then performs the first case, in the order they were added, that can complete at
-/// once, and runs its body; `selectUnbiased` tries them in a random order. Only if no case can
-/// complete does the select run its default, or wait on all of them.
+/// **Cases are tried as they are added.** In `select`, a case that can complete at once when
+/// it is added (and no earlier case did) is performed there and then, its body runs, and every
+/// later case is ignored: a select whose first case is ready costs one `poll`. Cases that
+/// cannot complete are kept, and the select waits on them only if no case could complete.
+/// `selectUnbiased` keeps every case and then tries them in a random order.
 ///
 /// **Disabled cases.** A case whose channel is `nil` is left out, like a `nil` channel in Go;
 /// so is a case added under an `if` that is false. Both work inside one select expression:
@@ -24,13 +24,10 @@ import Dispatch
 /// }
 /// ```
 public struct CoChannelSelector<Output> {
-  /// The cases, in the order they were added.
+  /// What the select returns, once a case (or the default) has run.
+  @usableFromInline var outcome: Result<Output, any Error>?
+  /// Cases kept for waiting, or for the random pick.
   @usableFromInline var slots: SelectSlots<Output>
-  /// The index of the first case that might complete at once (`CoChannel.mightCompleteNow`
-  /// when it was added), or `Int.max`: `select` tries the cases from there on. Those before it
-  /// could not complete a moment ago, so skipping them is as if the select had tried them
-  /// then.
-  @usableFromInline var firstCandidate = Int.max
   @usableFromInline var defaultBody: (() throws -> Output)?
   @usableFromInline var timeout: SelectTimeout<Output>?
   @usableFromInline let isUnbiased: Bool
@@ -149,7 +146,7 @@ public struct CoChannelSelector<Output> {
 
   // MARK: Running
 
-  /// Adds a case (performed, if it is chosen, once the builder has returned).
+  /// Adds a case: performs it now if `select` may and it can complete, else keeps it.
   @inlinable
   mutating func add<Operation: ChannelOperation>(
     _ channel: CoChannel<Operation.Element>?, _ operation: Operation,
@@ -164,8 +161,12 @@ public struct CoChannelSelector<Output> {
     _ channel: CoChannel<Operation.Element>, _ operation: Operation,
     _ body: SelectCaseBody<Operation.Value, Output>
   ) {
-    if firstCandidate == Int.max, channel.mightCompleteNow(operation) {
-      firstCandidate = slots.count
+    guard outcome == nil else { return }
+    if !isUnbiased, channel.mightCompleteNow(operation),
+      let result = channel.performNow(operation)
+    {
+      outcome = Result { try body.run(with: result) }
+      return
     }
     SelectSlotOperations.initialize(
       slots.appendUninitialized(), channel: channel, SelectPayload(operation, body))
@@ -177,7 +178,7 @@ public struct CoChannelSelector<Output> {
   mutating func add<Element>(
     _ receiver: CoChannel<Element>.Receiver?, _ body: SelectCaseBody<Element, Output>
   ) {
-    guard let receiver else { return }
+    guard let receiver, outcome == nil else { return }
     if let channel = receiver.channel { return add(channel, ReceiveOperation(), body) }
     addMapped(receiver, body)
   }
@@ -186,23 +187,20 @@ public struct CoChannelSelector<Output> {
   mutating func addMapped<Element>(
     _ receiver: CoChannel<Element>.Receiver, _ body: SelectCaseBody<Element, Output>
   ) {
-    // Its readiness is its source's: try it in any case.
-    if firstCandidate == Int.max { firstCandidate = slots.count }
+    if !isUnbiased, let result = receiver.source.receiveNow() {
+      outcome = Result { try body.run(with: result) }
+      return
+    }
     receiver.source.initializeSelectSlot(slots.appendUninitialized(), body)
   }
 
-  /// Completes the select once every case has been added: the first ready case in order
-  /// (`selectUnbiased`: a random ready one), else the default, else a wait.
+  /// Completes the select once every case has been added: the case performed while adding,
+  /// else (`selectUnbiased`) a random ready one, else the default, else a wait.
   @inlinable
   mutating func complete() throws -> Output {
     defer { slots.discardAll() }
-    if isUnbiased {
-      if let output = try slots.attemptInRandomOrder() { return output }
-    } else if firstCandidate < slots.count,
-      let output = try slots.attemptInOrder(from: firstCandidate)
-    {
-      return output
-    }
+    if let outcome { return try outcome.get() }
+    if isUnbiased, let output = try slots.attemptInRandomOrder() { return output }
     if let defaultBody {
       slots.discardAll()
       return try defaultBody()

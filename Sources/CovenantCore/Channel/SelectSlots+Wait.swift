@@ -1,7 +1,7 @@
 import Dispatch
 
-/// The parts of `select` that work on the kept cases: trying them in order (`select`) or in a
-/// random order (`selectUnbiased`), and the wait.
+/// The parts of `select` that work on the kept cases: the random pick of `selectUnbiased` and
+/// the wait.
 ///
 /// The wait is Go's, with claim-based wake-ups and no lock held across channels: each case
 /// queues a waiter in its own channel under that channel's lock only, every waiter sharing the
@@ -11,17 +11,6 @@ import Dispatch
 /// of an earlier case, or a cancel, may have won it); if that case's peers all turn out stale,
 /// the select wakes itself and starts over (the stale peers are gone by then, so this ends).
 extension SelectSlots {
-  /// Tries the cases from `start` on, in order, and performs the first that can complete
-  /// without waiting, returning what its body returns; `nil` if none could.
-  @inlinable
-  func attemptInOrder(from start: Int) throws -> Output? {
-    for index in start..<count {
-      let slot = self[index]
-      if let output = try slot.pointee.complete(slot, true) { return output }
-    }
-    return nil
-  }
-
   /// Tries the cases in a uniformly random order and performs the first that can complete
   /// without waiting, returning what its body returns: every ready case has the same chance.
   /// `nil` if none could.
