@@ -11,7 +11,7 @@ final class AwaiterRemovalTests: XCTestCase {
   /// The reviewer's case: awaiters cancelled in reverse order, the worst one for a chain
   /// walked from its head (100,000 of them took minutes then).
   func testAwaitersCancelledInReverseOrderLeaveTheCell() throws {
-    let count = TestScale.stress(100_000)
+    let count = TestScale.liveCoroutines(100_000)
     let promise = Promise<Int>()
     let queue = DispatchQueue(label: "awaiters")
     let awaiters = (0..<count).map { _ in queue.coroutineFuture { try promise.await() } }
@@ -28,7 +28,7 @@ final class AwaiterRemovalTests: XCTestCase {
   /// Timed awaits that time out, the last registered first (deadlines in reverse order, on
   /// virtual time).
   func testAwaitersTimingOutInReverseOrderLeaveTheCell() throws {
-    let count = TestScale.stress(20_000)
+    let count = TestScale.liveCoroutines(20_000)
     let promise = Promise<Int>()
     let scheduler = TestScheduler()
     let timedOut = HitCounter()
@@ -52,7 +52,7 @@ final class AwaiterRemovalTests: XCTestCase {
 
   /// Awaiters cancelled through their scope.
   func testAwaitersCancelledThroughTheirScopeLeaveTheCell() throws {
-    let count = TestScale.stress(20_000)
+    let count = TestScale.liveCoroutines(20_000)
     let promise = Promise<Int>()
     let queue = DispatchQueue(label: "awaiters")
     let scope = CoScope()

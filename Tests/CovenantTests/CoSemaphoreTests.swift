@@ -130,7 +130,7 @@ final class CoSemaphoreTests: XCTestCase {
   /// without moving the others' (a removal that shifted every later entry made this O(n²), under
   /// the semaphore's lock), and the semaphore works on.
   func testHundredThousandWaitersCancelledByTheirScope() throws {
-    let count = TestScale.stress(100_000)
+    let count = TestScale.liveCoroutines(100_000)
     let semaphore = CoSemaphore(value: 0)
     let scope = CoScope()
     let queue = DispatchQueue(label: "semaphore.many")

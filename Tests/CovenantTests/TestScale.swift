@@ -25,6 +25,13 @@ enum TestScale {
     runsUnderAddressSanitizer && !fullSizeRequested ? max(1, count / divisor) : count
   }
 
+  /// For coroutines alive at once: `count`, or `count / 20` (at least 1) under either
+  /// sanitizer. ThreadSanitizer keeps a trace per fiber, and 100,000 live coroutines ran it out
+  /// of mappings ("ThreadSanitizer: out of memory ... TracePart").
+  static func liveCoroutines(_ count: Int) -> Int {
+    runsUnderSanitizer && !fullSizeRequested ? max(1, count / 20) : count
+  }
+
   private static func symbolIsLoaded(_ name: String) -> Bool {
     #if os(Linux)
       let handle = dlopen(nil, RTLD_NOW)
