@@ -29,6 +29,12 @@ import Dispatch
 /// cascade through a chain of adopting promises keeps one or two queued, at any depth.
 @usableFromInline
 struct ResolutionDrain {
+  /// The stack the drain's frame is on: the fiber running when it was made, `nil` for a
+  /// thread's own stack. `tellQueuedBeforeWaiting` compares it with the fiber running then
+  /// instead of comparing the drain's address with the fiber's stack: under AddressSanitizer a
+  /// frame may live in a "fake stack" on the heap, and the address check then said "another
+  /// stack's drain", so an observer's wait hung as before the fix.
+  let stack: OpaquePointer?
   /// Queued chains, `count` of them, the next to tell last.
   var entries: UnsafeMutablePointer<QueuedChain>
   var capacity: Int
@@ -125,7 +131,9 @@ struct ResolutionDrain {
   @inline(never)
   private static func tellAsDrain(_ head: UInt, owner: Unmanaged<AnyObject>) {
     withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
-      var drain = ResolutionDrain(entries: frame.baseAddress!, capacity: capacityInFrame, count: 0)
+      var drain = ResolutionDrain(
+        stack: cov_fiber_current(), entries: frame.baseAddress!, capacity: capacityInFrame,
+        count: 0)
       withUnsafeMutablePointer(to: &drain) { drain in
         cov_tls_set(ThreadSlot.resolution, drain)
         let cell = ResolutionCell.address(in: owner)
@@ -175,22 +183,12 @@ struct ResolutionDrain {
     // resumer tells them once the coroutine switches out, so nothing is stranded. Telling them
     // from here instead, the coroutine could switch out in the middle of that loop and come
     // back to it after the resumer's drain, and its frame, had ended.
-    guard isOnCurrentStack(raw) else { return }
     let drain = raw.assumingMemoryBound(to: ResolutionDrain.self)
+    guard drain.pointee.stack == cov_fiber_current() else { return }
     let mark = drain.pointee.mark
     guard drain.pointee.count > mark else { return }
     reverseQueued(drain, from: mark)
     tellQueued(drain, downTo: mark)
-  }
-
-  /// Whether `address` lies on the stack running now: the current fiber's, or, outside any
-  /// fiber, the thread's own (there the slot only ever holds a drain of the thread's stack,
-  /// as the fiber layer gives the thread its own value back whenever a fiber switches out).
-  private static func isOnCurrentStack(_ address: UnsafeMutableRawPointer) -> Bool {
-    guard let fiber = cov_fiber_current() else { return true }
-    let base = UInt(bitPattern: cov_fiber_stack_base(fiber))
-    let bits = UInt(bitPattern: address)
-    return bits >= base && bits - base < UInt(cov_fiber_stack_size(fiber))
   }
 
   /// Releases the reactions of `head`, the chain of a cell deallocated while pending, which
@@ -203,7 +201,9 @@ struct ResolutionDrain {
       return
     }
     withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
-      var drain = ResolutionDrain(entries: frame.baseAddress!, capacity: capacityInFrame, count: 1)
+      var drain = ResolutionDrain(
+        stack: cov_fiber_current(), entries: frame.baseAddress!, capacity: capacityInFrame,
+        count: 1)
       drain.entries.initialize(to: QueuedChain(owner: 0, next: head))
       withUnsafeMutablePointer(to: &drain) { drain in
         cov_tls_store(ThreadSlot.resolution, drain)
