@@ -33,6 +33,9 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// entries are `count - tombstones`.
   @usableFromInline var senderTombstones = 0
   @usableFromInline var receiverTombstones = 0
+  /// `receiveFuture` futures cancelled in the middle of `receivers` since its last compaction
+  /// (`removeReceiver(future:)`); some may have been met, and dropped, since.
+  @usableFromInline var cancelledFutures = 0
   @usableFromInline var phase = ChannelPhase.open
   /// Whether the `whenComplete` callbacks have run (cancelled, or closed and drained).
   @usableFromInline var isComplete = false
@@ -222,12 +225,37 @@ struct ChannelState<Element>: @unchecked Sendable {
     return (removed, element)
   }
 
-  /// Removes a cancelled `receiveFuture` future from the receivers.
+  /// Takes a cancelled `receiveFuture` future out of the receivers, in O(1) amortized: at once
+  /// at either end of the queue; elsewhere it stays (a receive skips a cancelled future, which
+  /// refuses the claim) until more futures were cancelled there than half the queue holds, and
+  /// one pass then drops every cancelled future and tombstone. So many futures cancelled in
+  /// any order cost time linear in their number, and cancelled entries never outnumber the
+  /// live ones for long.
   mutating func removeReceiver(future identity: ObjectIdentifier) {
-    receivers.removeFirst { entry in
-      if case .future(let future) = entry { return ObjectIdentifier(future) == identity }
-      return false
+    if case .future(let last)? = receivers.last, ObjectIdentifier(last) == identity {
+      receivers.popLast()
+      // The last entry is never a tombstone (`RingBuffer.withdraw`).
+      while let newLast = receivers.last?.waiter, newLast.currentWaker == nil {
+        receivers.popLast()
+        receiverTombstones -= 1
+      }
+      return
     }
+    if case .future(let first)? = receivers.first, ObjectIdentifier(first) == identity {
+      _ = receivers.popFirst()
+      return
+    }
+    cancelledFutures += 1
+    guard cancelledFutures * 2 > receivers.count else { return }
+    receivers.removeAll { entry in
+      switch entry {
+      case .future(let future): return !future.cell.isPending
+      case .waiter(let waiter): return waiter.currentWaker == nil
+      case .callback: return false
+      }
+    }
+    receiverTombstones = 0
+    cancelledFutures = 0
   }
 
   // MARK: Close and cancel

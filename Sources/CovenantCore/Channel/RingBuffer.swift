@@ -71,20 +71,6 @@ struct RingBuffer<Element> {
     if count == 0 { head = 0 }
   }
 
-  /// Removes the first element for which `predicate` is true; returns whether one was found.
-  @inlinable @discardableResult
-  mutating func removeFirst(where predicate: (Element) -> Bool) -> Bool {
-    var offset = 0
-    while offset < count {
-      if predicate(element(at: offset)) {
-        remove(at: offset)
-        return true
-      }
-      offset += 1
-    }
-    return false
-  }
-
   /// Empties the ring, returning its elements in order (to be released outside a lock).
   @inlinable mutating func removeAll() -> [Element] {
     var all: [Element] = []
@@ -99,18 +85,6 @@ struct RingBuffer<Element> {
   }
 
   @inlinable func element(at offset: Int) -> Element { storage[slot(offset)]! }
-
-  /// Removes the element at `offset`, shifting the later ones forward (order kept).
-  @inlinable mutating func remove(at offset: Int) {
-    var position = offset
-    while position + 1 < count {
-      storage[slot(position)] = storage[slot(position + 1)]
-      position += 1
-    }
-    storage[slot(count - 1)] = nil
-    count -= 1
-    if count == 0 { head = 0 }
-  }
 
   @inlinable mutating func grow() {
     let newCapacity = Swift.max(4, storage.count * 2)
