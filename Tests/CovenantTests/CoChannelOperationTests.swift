@@ -64,6 +64,46 @@ final class CoChannelOperationTests: XCTestCase {
     XCTAssertFalse(channel.offer(10))
   }
 
+  /// Waiters cancelled in the middle of a queue that also holds entries of another kind (a
+  /// `sendFuture`'s element, a `whenReceive` callback): the compaction that drops their
+  /// tombstones keeps those entries.
+  func testCompactingAQueueKeepsItsOtherEntries() {
+    let channel = CoChannel<Int>(bufferType: .none)
+    let queue = DispatchQueue(label: "compaction")
+    // Senders: a future's element first, then four coroutines; three leave from the middle.
+    channel.sendFuture(CoFuture(result: .success(100)))
+    let senders = (0..<4).map { _ in CoScope() }
+    for (index, scope) in senders.enumerated() {
+      queue.startCoroutine(in: scope) { try? channel.awaitSend(index) }
+    }
+    queue.sync {}
+    XCTAssertEqual(channel.count, 5)
+    for index in [2, 1, 0] { senders[index].cancel() }
+    queue.sync {}
+    XCTAssertEqual(channel.count, 2)
+    XCTAssertEqual(channel.poll(), 100, "the future's element is still first")
+    XCTAssertEqual(channel.poll(), 3)
+    // Receivers: a callback first, then four coroutines; three leave from the middle.
+    let received = Locked([Int]())
+    channel.whenReceive {
+      if case .success(let value) = $0 { received.withLock { $0.append(value) } }
+    }
+    let receivers = (0..<4).map { _ in CoScope() }
+    for scope in receivers {
+      queue.startCoroutine(in: scope) {
+        if let value = try? channel.awaitReceive() { received.withLock { $0.append(value * 10) } }
+      }
+    }
+    queue.sync {}
+    for index in [2, 1, 0] { receivers[index].cancel() }
+    queue.sync {}
+    XCTAssertTrue(channel.offer(7), "the callback still waits")
+    XCTAssertTrue(channel.offer(8))
+    queue.sync {}
+    XCTAssertEqual(received.withLock { $0 }, [7, 80])
+    withExtendedLifetime((senders, receivers)) {}
+  }
+
   func testWhenReceive() {
     let channel = CoChannel<String>()
     let results = Recorder<String>()

@@ -1,12 +1,13 @@
 /// The waiting queues of a channel (`ChannelState.receivers` / `.senders`): what they do with
 /// waiters whose wait is over.
 ///
-/// Tombstones. A waiter withdrawn from the middle of a queue stays there with its waker cleared
-/// (`ChannelWaiter.currentWaker == nil`), counted in `tombstones`, so that withdrawing costs
-/// O(1) however long the queue is (many coroutines each selecting on one shared channel and on
-/// one of their own leave it one by one). A tombstone is dropped when the queue meets it at the
-/// front, and all of them at once when a withdrawal would make them outnumber the live entries
-/// (O(count), so O(1) amortized per withdrawal). The last entry is never a tombstone.
+/// Tombstones (`RingBuffer+Tombstones.swift`). A waiter withdrawn from the middle of a queue
+/// stays there with its waker cleared (`ChannelQueueEntry.isTombstone`), counted in
+/// `tombstones`, so that withdrawing costs O(1) however long the queue is (many coroutines each
+/// selecting on one shared channel and on one of their own leave it one by one). A tombstone
+/// is dropped when the queue meets it at the front, and all of them at once when they are more
+/// than half of the queue. Entries of other kinds (callbacks, futures, a `sendFuture`'s
+/// element) are never tombstones. The last entry is never a tombstone.
 extension RingBuffer where Element: ChannelQueueEntry {
   /// Takes `waiter` — queued here, its wait over and completed by nobody — out of the queue:
   /// at once when it is at either end, else by leaving a tombstone. Returns `false` if it left
@@ -18,12 +19,7 @@ extension RingBuffer where Element: ChannelQueueEntry {
     if waiter.isDropped { return true }
     if last?.waiter === waiter {
       popLast()
-      // The last entry is never a tombstone, so that `hasPartner` finds the newest live
-      // entries at once.
-      while let newLast = last?.waiter, newLast.currentWaker == nil {
-        popLast()
-        tombstones -= 1
-      }
+      dropTrailingTombstones(&tombstones)
       return true
     }
     if first?.waiter === waiter {
@@ -32,11 +28,15 @@ extension RingBuffer where Element: ChannelQueueEntry {
     }
     waiter.currentWaker = nil
     tombstones += 1
-    if tombstones * 2 > count {
-      removeAll { $0.waiter?.currentWaker == nil }
-      tombstones = 0
-    }
+    if compact(ifMoreThanHalfGone: tombstones, \.isTombstone) { tombstones = 0 }
     return false
+  }
+
+  /// Drops the tombstones at the back: the last entry is never a tombstone, so that
+  /// `hasPartner` finds the newest live entries at once.
+  @inlinable
+  mutating func dropTrailingTombstones(_ tombstones: inout Int) {
+    dropTrailingTombstones(&tombstones, \.isTombstone)
   }
 
   /// Whether the queue holds a live entry that is not a waiter of `waker`'s own wait: a

@@ -234,11 +234,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   mutating func removeReceiver(future identity: ObjectIdentifier) {
     if case .future(let last)? = receivers.last, ObjectIdentifier(last) == identity {
       receivers.popLast()
-      // The last entry is never a tombstone (`RingBuffer.withdraw`).
-      while let newLast = receivers.last?.waiter, newLast.currentWaker == nil {
-        receivers.popLast()
-        receiverTombstones -= 1
-      }
+      receivers.dropTrailingTombstones(&receiverTombstones)
       return
     }
     if case .future(let first)? = receivers.first, ObjectIdentifier(first) == identity {
@@ -246,14 +242,12 @@ struct ChannelState<Element>: @unchecked Sendable {
       return
     }
     cancelledFutures += 1
-    guard cancelledFutures * 2 > receivers.count else { return }
-    receivers.removeAll { entry in
-      switch entry {
-      case .future(let future): return !future.cell.isPending
-      case .waiter(let waiter): return waiter.currentWaker == nil
-      case .callback: return false
-      }
+    let isGone = { (entry: ReceiveEntry<Element>) -> Bool in
+      if case .future(let future) = entry { return !future.cell.isPending }
+      return entry.isTombstone
     }
+    guard receivers.compact(ifMoreThanHalfGone: cancelledFutures + receiverTombstones, isGone)
+    else { return }
     receiverTombstones = 0
     cancelledFutures = 0
   }

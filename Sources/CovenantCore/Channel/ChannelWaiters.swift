@@ -95,6 +95,15 @@ protocol ChannelQueueEntry<Element> {
   var waiter: ChannelWaiter<Element>? { get }
 }
 
+extension ChannelQueueEntry {
+  /// Whether the entry is a withdrawn waiter left in place (`RingBuffer.withdraw`): a waiter
+  /// without a waker. No other kind of entry is one.
+  @inlinable var isTombstone: Bool {
+    guard let waiter else { return false }
+    return waiter.currentWaker == nil
+  }
+}
+
 /// Someone waiting to receive, in FIFO order.
 @usableFromInline
 enum ReceiveEntry<Element>: ChannelQueueEntry {

@@ -90,22 +90,11 @@ struct PermitState: @unchecked Sendable {
   }
 
   /// Drops the tombstones at both ends, and compacts the queue once tombstones are more than
-  /// half of it.
+  /// half of it (`RingBuffer+Tombstones.swift`).
   private mutating func dropTombstones() {
-    while let first = waiters.first, first.waker == nil {
-      _ = waiters.popFirst()
-      tombstones -= 1
-    }
-    while let last = waiters.last, last.waker == nil {
-      waiters.popLast()
-      tombstones -= 1
-    }
-    guard tombstones > 16, tombstones * 2 > waiters.count else { return }
-    var compacted = RingBuffer<Waiter>(capacity: waiters.count - tombstones)
-    while let entry = waiters.popFirst() {
-      if entry.waker != nil { compacted.append(entry) }
-    }
-    waiters = compacted
-    tombstones = 0
+    let isTombstone = { (entry: Waiter) in entry.waker == nil }
+    waiters.dropLeadingTombstones(&tombstones, isTombstone)
+    waiters.dropTrailingTombstones(&tombstones, isTombstone)
+    if waiters.compact(ifMoreThanHalfGone: tombstones, isTombstone) { tombstones = 0 }
   }
 }
