@@ -30,19 +30,15 @@ final class WaitInsideObserverTests: XCTestCase {
   /// the drain), awaited without a timeout.
   func testCoroutineAwaitingAConversionOfAPromiseItsObserverFulfilled() {
     let queue = DispatchQueue(label: "wait-inside-observer")
-    let outer = CoPromise<Int>()
     let promise = Promise<Int>()
     let future = CoFuture(promise).map { $0 * 10 }
     let converted = Promise(future)
     let awaited = Box<Int?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    outer.whenComplete { _ in
-      promise.fulfill(4)
-      awaited.value = try? converted.await()
-      done.signal()
-    }
-    queue.startCoroutine { outer.success(0) }
-    XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+    XCTAssertTrue(
+      observerReturns(startedBy: { queue.startCoroutine(task: $0) }) {
+        promise.fulfill(4)
+        awaited.value = try? converted.await()
+      })
     XCTAssertEqual(awaited.value, 40)
     XCTAssertTrue(waitForPromises(timeout: 2))
   }
@@ -102,35 +98,44 @@ final class WaitInsideObserverTests: XCTestCase {
 
   /// On a thread: an observer blocks in `awaitPromise` for a promise adopting what it fulfilled.
   func testThreadBlockingInAwaitPromiseInsideAnObserver() {
-    let outer = CoPromise<Int>()
     let promise = Promise<Int>()
     let converted = Promise(CoFuture(promise).map { $0 + 1 })
     let awaited = Box<Int?>(nil)
-    let done = DispatchSemaphore(value: 0)
-    outer.whenComplete { _ in
-      promise.fulfill(1)
-      awaited.value = try? awaitPromise(converted)
-      done.signal()
-    }
-    Thread.detachNewThread { outer.success(0) }
-    XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
+    XCTAssertTrue(
+      observerReturns(startedBy: { Thread.detachNewThread($0) }) {
+        promise.fulfill(1)
+        awaited.value = try? awaitPromise(converted)
+      })
     XCTAssertEqual(awaited.value, 2)
     XCTAssertTrue(waitForPromises(timeout: 2))
   }
 
   /// On a thread: an observer blocks in `join()` of a future its resolution completes.
   func testThreadBlockingInJoinInsideAnObserver() {
-    let outer = CoPromise<Int>()
     let source = CoPromise<Int>()
     let mapped = source.map { $0 + 1 }
+    XCTAssertTrue(
+      observerReturns(startedBy: { Thread.detachNewThread($0) }) {
+        source.success(1)
+        try? mapped.join()
+      })
+    XCTAssertEqual(try? mapped.result?.get(), 2)
+  }
+
+  /// Runs `observer` as an observer of a future that `start` resolves (from a coroutine, or a
+  /// thread, it starts with the closure it is given); true once the observer has returned, false
+  /// if it has not within 5 seconds.
+  private func observerReturns(
+    startedBy start: (@escaping @Sendable () -> Void) -> Void,
+    _ observer: @escaping @Sendable () -> Void
+  ) -> Bool {
+    let outer = CoPromise<Int>()
     let done = DispatchSemaphore(value: 0)
     outer.whenComplete { _ in
-      source.success(1)
-      try? mapped.join()
+      observer()
       done.signal()
     }
-    Thread.detachNewThread { outer.success(0) }
-    XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
-    XCTAssertEqual(try? mapped.result?.get(), 2)
+    start { outer.success(0) }
+    return done.wait(timeout: .now() + 5) == .success
   }
 }
