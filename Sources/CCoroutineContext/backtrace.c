@@ -402,6 +402,7 @@ static void on_signal(int signal) {
 }
 
 static void *signal_thread(void *unused);
+static void close_wakeup_pipe(void);
 
 // Opens the pipe and starts the thread that reads it (`signal_lock` held); 0 or an errno value.
 static int start_signal_thread(void) {
@@ -419,12 +420,19 @@ static int start_signal_thread(void) {
   pthread_t thread;
   int error = pthread_create(&thread, &attributes, signal_thread, NULL);
   pthread_attr_destroy(&attributes);
-  if (error) {
-    close(wakeup_pipe[0]);
-    close(wakeup_pipe[1]);
-    wakeup_pipe[0] = wakeup_pipe[1] = -1;
-  }
+  if (error) close_wakeup_pipe();
   return error;
+}
+
+// Forgets the pipe, then closes it: in that order, so that a signal coming in between finds
+// -1 (its write fails, harmlessly) rather than a descriptor number that `open` may already
+// have handed to another file of the process.
+static void close_wakeup_pipe(void) {
+  int read_end = wakeup_pipe[0], write_end = wakeup_pipe[1];
+  wakeup_pipe[0] = wakeup_pipe[1] = -1;
+  atomic_signal_fence(memory_order_seq_cst);  // the handler sees -1 before the close
+  close(read_end);
+  close(write_end);
 }
 
 static void *signal_thread(void *unused) {
@@ -489,9 +497,7 @@ void cov_backtrace_fork(cov_fork_phase_t phase) {
 #endif
     pthread_mutex_init(&signal_lock, NULL);
     if (wakeup_pipe[0] >= 0) {
-      close(wakeup_pipe[0]);
-      close(wakeup_pipe[1]);
-      wakeup_pipe[0] = wakeup_pipe[1] = -1;
+      close_wakeup_pipe();
       start_signal_thread();  // if it fails, signals are dropped (the handler's write fails)
     }
     break;

@@ -267,8 +267,11 @@ static inline void cov_registry_entry_note_activity(cov_registry_entry_t *entry,
   atomic_store_explicit(&entry->activity, word, memory_order_release);
 }
 
-/// Where a fiber record keeps its `is_shared` flag (the record's layout is checked against it).
-#define COV_FIBER_IS_SHARED_OFFSET (12 * sizeof(void *) + 3)
+/// Where a fiber record keeps its `is_shared` flag (the record's layout is checked against it):
+/// after eight pointers, the wait's detail, the shared part's two pointers and two 32-bit sizes,
+/// the fourth byte of the flags. Written from the field sizes, not as a multiple of the pointer
+/// size, so that it holds where pointers are 4 bytes (arm64_32) as well as 8.
+#define COV_FIBER_IS_SHARED_OFFSET (11 * sizeof(void *) + 2 * sizeof(uint32_t) + 3)
 
 /// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note),
 /// about to resume `fiber`. A snapshot reads a shared-stack fiber's frames under its stack's
