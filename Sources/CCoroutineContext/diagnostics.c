@@ -19,7 +19,4 @@ void cov_fatal(const char *message) {
   abort();
 }
 
-size_t cov_page_size(void) {
-  static _Atomic size_t cached;
-  return cov_cached_sysconf(&cached, _SC_PAGESIZE, 4096);
-}
+_Atomic size_t cov_page_size_cached;  // 0 until read

@@ -52,17 +52,17 @@ cov_fiber_t *cov_fiber_record_allocate(void) {
   return record;
 }
 
+// Once per thread (and again after a flush): out of line, as in stack_pool.c.
+static __attribute__((noinline, cold)) bool arm_record_cache(void) {
+  record_cache.armed = cov_thread_exit_arm(flush_record_cache);
+  return record_cache.armed;
+}
+
 void cov_fiber_record_free(cov_fiber_t *record) {
-  if (record_cache.count >= RECORD_CACHE_CAPACITY) {
+  if (record_cache.count >= RECORD_CACHE_CAPACITY ||
+      (!record_cache.armed && !arm_record_cache())) {
     free(record);
     return;
-  }
-  if (!record_cache.armed) {
-    if (!cov_thread_exit_arm(flush_record_cache)) {
-      free(record);
-      return;
-    }
-    record_cache.armed = true;
   }
   record->previous = record_cache.head;
   record_cache.head = record;

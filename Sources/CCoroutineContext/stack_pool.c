@@ -111,12 +111,16 @@ static bool thread_cache_take(size_t requested, cov_stack_t *out) {
   return false;
 }
 
+// Once per thread (and again after a flush): out of line, so that the common path of a release
+// is not shaped around the call.
+static __attribute__((noinline, cold)) bool arm_thread_cache(void) {
+  thread_cache.armed = cov_thread_exit_arm(flush_thread_cache);
+  return thread_cache.armed;
+}
+
 static bool thread_cache_give(cov_stack_t *stack) {
   if (thread_cache.count == COV_THREAD_CACHE_CAPACITY) return false;
-  if (!thread_cache.armed) {
-    if (!cov_thread_exit_arm(flush_thread_cache)) return false;
-    thread_cache.armed = true;
-  }
+  if (!thread_cache.armed && !arm_thread_cache()) return false;
   thread_cache.stacks[thread_cache.count++] = *stack;
   memset(stack, 0, sizeof *stack);
   return true;
