@@ -3,9 +3,13 @@
 //
 // A dedicated fiber's record lives at the top of its own stack (no separate allocation); a
 // shared-stack fiber's record is a small heap block (fiber_record.c) and its stack is one of its
-// group's (shared_stack.c). Resume and suspend of a dedicated fiber take no locks, make no
-// system calls and allocate nothing; a shared fiber adds one compare-and-swap on each side of
-// the switch while its frames stay in place.
+// group's (stack_group.c, shared_stack.c). Resume and suspend of a dedicated fiber take no
+// locks, make no system calls and allocate nothing; a shared fiber adds one compare-and-swap on
+// each side of the switch while its frames stay in place.
+//
+// The thread-local slots (CCoroutineContext.h) are defined here: the switch keeps
+// COV_TLS_SLOT_PER_STACK with the stack that runs (saved on resume, given back on suspension
+// and exit).
 //
 // Threads: a fiber runs on the thread that resumes it. A suspended fiber may be resumed on any
 // thread, but by one resumer at a time, and only after the cov_fiber_resume that ran it before
@@ -247,9 +251,9 @@ cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks
     (state)->current = (fiber);                                                  \
     (fiber)->resumer_stack_local = cov_tls_slots[COV_TLS_SLOT_PER_STACK];        \
     (fiber)->started = true;                                                     \
-    (fiber)->running = true;               \
-    COV_EXCLUSIVITY_ENTER(fiber);          \
-    COV_TSAN_SWITCH_IN(fiber);             \
+    (fiber)->running = true;                                                     \
+    COV_EXCLUSIVITY_ENTER(fiber);                                                \
+    COV_TSAN_SWITCH_IN(fiber);                                                   \
   } while (0)
 
 // A shared fiber: its frames are put in place first (or it is parked), and after it switched
