@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// The promise core's trampoline: resolving a promise or future uses the same stack space
@@ -78,7 +79,7 @@ struct ResolutionDrain {
     if isLoneDispatch {
       first.takeRetainedValue().observedResolution(
         of: owner, cell: ResolutionCell.address(in: owner))
-    } else if let drain = cov_tls_get(ThreadSlot.resolution) {
+    } else if let drain = cov_tls_get_unsafe_after_suspension(ThreadSlot.resolution) {
       let rest = tellDispatches(head, owner: owner)
       if rest != 0 {
         var word = UInt(bitPattern: owner.toOpaque())
@@ -135,7 +136,7 @@ struct ResolutionDrain {
         stack: cov_fiber_current(), entries: frame.baseAddress!, capacity: capacityInFrame,
         count: 0)
       withUnsafeMutablePointer(to: &drain) { drain in
-        cov_tls_set(ThreadSlot.resolution, drain)
+        cov_tls_set_unsafe_after_suspension(ThreadSlot.resolution, drain)
         let cell = ResolutionCell.address(in: owner)
         var next = head
         repeat {
@@ -173,7 +174,9 @@ struct ResolutionDrain {
   /// instructions on every await).
   @inline(never)
   static func tellQueuedBeforeWaiting() {
-    if let drain = cov_tls_get(ThreadSlot.resolution) { tellQueuedBeforeWaiting(in: drain) }
+    if let drain = cov_tls_get_unsafe_after_suspension(ThreadSlot.resolution) {
+      tellQueuedBeforeWaiting(in: drain)
+    }
   }
 
   @inline(never)
