@@ -1,0 +1,16 @@
+// What the C heap holds, for tests that measure the memory of an object (cov_heap_bytes_in_use).
+
+#include "CCoroutineContext.h"
+
+#include <stdlib.h>  // defines __GLIBC__ with glibc
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+size_t cov_heap_bytes_in_use(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  return mallinfo2().uordblks;
+#else
+  return 0;
+#endif
+}
