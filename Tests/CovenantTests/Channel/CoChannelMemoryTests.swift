@@ -7,7 +7,7 @@ import XCTest
 /// holds `capacity` slots (not the next power of two), and filling and draining it again
 /// allocates nothing more.
 ///
-/// Measured with the heap's own count of bytes in use (`cov_heap_bytes_in_use`, glibc's
+/// Measured with the heap's own count of bytes in use (`cov_heap_in_use`, glibc's
 /// `mallinfo2`) over many channels at once, so that a few bytes of noise (chunks that glibc's
 /// per-thread caches count as in use) vanish in the average. Skipped where there is no such
 /// count (other C libraries, and the sanitizers, whose allocators glibc does not see).
@@ -99,14 +99,16 @@ final class CoChannelMemoryTests: XCTestCase {
   }
 
   func testACancelledChannelFreesItsBuffer() throws {
-    let empty = try Self.bytesPerObject(50) { CoChannel<Chunk>(capacity: 512) }
-    let cancelled = try Self.bytesPerObject(50) { () -> CoChannel<Chunk> in
+    // Many, for the chunks of the smaller buffers it went through, which glibc's per-thread
+    // caches keep and count as in use (a few kilobytes in all).
+    let empty = try Self.bytesPerObject(500) { CoChannel<Chunk>(capacity: 512) }
+    let cancelled = try Self.bytesPerObject(500) { () -> CoChannel<Chunk> in
       let channel = CoChannel<Chunk>(capacity: 512)
       for _ in 0..<512 { channel.offer(Chunk(storage: nil, indices: 0, slice: 0)) }
       channel.cancel()
       return channel
     }
-    XCTAssertLessThanOrEqual(cancelled, empty + 8)
+    XCTAssertLessThanOrEqual(cancelled, empty + 32)
   }
 
   // MARK: - Measuring
@@ -124,7 +126,7 @@ final class CoChannelMemoryTests: XCTestCase {
 
   private static func heapBytesInUse() throws -> Int {
     if TestScale.runsUnderSanitizer { throw XCTSkip("the sanitizers' allocators are not counted") }
-    let bytes = cov_heap_bytes_in_use()
+    let bytes = cov_heap_in_use()
     if bytes == 0 { throw XCTSkip("no count of heap bytes in use on this platform") }
     return Int(bytes)
   }
