@@ -20,6 +20,13 @@ struct CoroutineDumpGroup {
 
   var count: Int { ids.count }
 
+  /// Adds `coroutine`, which is alike.
+  mutating func add(_ coroutine: CoroutineInfo) {
+    if coroutine.id < first.id { first = coroutine }
+    if (coroutine.waitingSeconds ?? 0) > (longest.waitingSeconds ?? 0) { longest = coroutine }
+    ids.add(coroutine.id)
+  }
+
   /// Adds the members of `other`, a group of alike coroutines.
   mutating func merge(_ other: CoroutineDumpGroup) {
     if other.first.id < first.id { first = other.first }
@@ -29,8 +36,23 @@ struct CoroutineDumpGroup {
     ids.merge(other.ids)
   }
 
-  /// Merges the groups whose coroutines are alike (same `CoroutineDumpKey`), keeping the order
-  /// of their first members.
+  /// The coroutines in groups of alike ones (same `CoroutineDumpKey`), by smallest id.
+  static func grouping(_ coroutines: [CoroutineInfo]) -> [CoroutineDumpGroup] {
+    var index: [CoroutineDumpKey: Int] = [:]
+    var groups: [CoroutineDumpGroup] = []
+    for coroutine in coroutines {
+      let key = CoroutineDumpKey(coroutine)
+      if let known = index[key] {
+        groups[known].add(coroutine)
+      } else {
+        index[key] = groups.count
+        groups.append(CoroutineDumpGroup(coroutine))
+      }
+    }
+    return groups.sorted { $0.first.id < $1.first.id }
+  }
+
+  /// Merges the groups whose coroutines are alike (same `CoroutineDumpKey`), by smallest id.
   static func merged(_ groups: [CoroutineDumpGroup]) -> [CoroutineDumpGroup] {
     var index: [CoroutineDumpKey: Int] = [:]
     var result: [CoroutineDumpGroup] = []

@@ -11,7 +11,10 @@ extension CoroutineSnapshot {
   ///     closure #1 @Sendable () throws -> () in CovenantExample.startFetchers() -> () + 55 (CovenantExample)
   ///   started at CovenantExample/main.swift:13 on queue "server"; shared stack 256 KiB, 1,104 B in use
   ///
-  /// 10000 coroutines [awaiting Promise<Int>, 3 s]: ids 18…10017
+  /// 10000 coroutines "connection" [receiving from CoChannel<String>, 3 s]: ids 18…10017
+  ///     …
+  ///
+  /// 3 coroutines [awaiting CoFuture<Data>, 42 s left of a 1 min timeout, 18 s]: ids 10020, 10024, 10031
   ///     …
   /// ```
   ///
@@ -21,12 +24,11 @@ extension CoroutineSnapshot {
   /// - Parameter groupingIdenticalStacks: print coroutines that are alike — same kind, name (or
   ///   none), state, wait, frames, start site and scheduler — once, with their count and ids.
   public func dump(groupingIdenticalStacks: Bool = true) -> String {
-    let singles = coroutines.map(CoroutineDumpGroup.init)
+    let groups =
+      groupingIdenticalStacks
+      ? CoroutineDumpGroup.grouping(coroutines) : coroutines.map(CoroutineDumpGroup.init)
     var text = ""
-    Self.writeDump(
-      groups: groupingIdenticalStacks ? CoroutineDumpGroup.merged(singles) : singles,
-      unlisted: unlisted
-    ) { text += $0 }
+    Self.writeDump(groups: groups, unlisted: unlisted) { text += $0 }
     return text
   }
 
