@@ -55,6 +55,9 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
   /// timeout less the time spent waiting so far (``waitingSeconds``, counted from when the
   /// coroutine switched out, which is when its timer started); negative once the timeout has
   /// passed and the coroutine has not been woken yet. `nil` unless ``timeoutSeconds`` is known.
+  /// It is real time: on a scheduler whose clock is virtual (CovenantTesting's
+  /// `TestScheduler`), the timeout runs on that clock instead, and this says only how much real
+  /// time has passed.
   public var timeoutRemainingSeconds: Double? {
     guard let timeoutSeconds, let waitingSeconds else { return nil }
     return timeoutSeconds - waitingSeconds
