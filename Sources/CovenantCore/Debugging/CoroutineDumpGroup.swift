@@ -40,8 +40,18 @@ struct CoroutineDumpGroup {
   static func grouping(_ coroutines: [CoroutineInfo]) -> [CoroutineDumpGroup] {
     var index: [CoroutineDumpKey: Int] = [:]
     var groups: [CoroutineDumpGroup] = []
+    // Each distinct backtrace's lines made once: thousands of coroutines share a few.
+    var lines: [[UInt]: [String]] = [:]
     for coroutine in coroutines {
-      let key = CoroutineDumpKey(coroutine)
+      let addresses = coroutine.backtrace.map(\.address)
+      let frames =
+        lines[addresses]
+        ?? {
+          let made = CoroutineDumpFrames.lines(coroutine.backtrace)
+          lines[addresses] = made
+          return made
+        }()
+      let key = CoroutineDumpKey(coroutine, frames: frames)
       if let known = index[key] {
         groups[known].add(coroutine)
       } else {
@@ -57,7 +67,8 @@ struct CoroutineDumpGroup {
     var index: [CoroutineDumpKey: Int] = [:]
     var result: [CoroutineDumpGroup] = []
     for group in groups {
-      let key = CoroutineDumpKey(group.first)
+      let key = CoroutineDumpKey(
+        group.first, frames: CoroutineDumpFrames.lines(group.first.backtrace))
       if let known = index[key] {
         result[known].merge(group)
       } else {
@@ -70,8 +81,9 @@ struct CoroutineDumpGroup {
 }
 
 /// What makes coroutines alike in a dump (Go groups goroutines with identical stacks): kind,
-/// name, state, wait, frames, start site and scheduler. Coroutines of one name that differ in
-/// any of the others are told apart; a name is never grouped with another, or with none.
+/// name, state, wait, frames as the dump shows them (`CoroutineDumpFrames`), start site and
+/// scheduler. Coroutines of one name that differ in any of the others are told apart; a name is
+/// never grouped with another, or with none.
 struct CoroutineDumpKey: Hashable {
   let kind: CoroutineInfo.Kind
   let name: String?
@@ -79,11 +91,11 @@ struct CoroutineDumpKey: Hashable {
   let wait: String?
   let timed: Bool
   let leaked: Bool
-  let frames: [UInt]
+  let frames: [String]
   let start: String
   let scheduler: String?
 
-  init(_ coroutine: CoroutineInfo) {
+  init(_ coroutine: CoroutineInfo, frames: [String]) {
     kind = coroutine.kind
     name = coroutine.name
     state = coroutine.state
@@ -91,7 +103,7 @@ struct CoroutineDumpKey: Hashable {
     if case .delay = coroutine.wait { wait = "delay" } else { wait = coroutine.wait?.description }
     timed = coroutine.waitHasTimeout
     leaked = coroutine.isLeaked
-    frames = coroutine.backtrace.map(\.address)
+    self.frames = frames
     start = coroutine.startSite
     scheduler = coroutine.scheduler
   }

@@ -87,73 +87,11 @@ extension CoroutineSnapshot {
       let noun = first.kind == .generator ? "generators" : "coroutines"
       text = "\(group.count) \(noun)\(name) [\(group.longest.statusText)]: ids \(group.ids.text)\n"
     }
-    for line in frameLines(first.backtrace) { text += "    \(line)\n" }
+    for line in CoroutineDumpFrames.lines(first.backtrace) { text += "    \(line)\n" }
     text += "  started at \(first.startSite)"
     if let scheduler = first.scheduler { text += " on \(scheduler)" }
     if let stack = first.stack { text += "; \(describe(stack))" }
     return text + "\n"
-  }
-
-  /// Frames with compiler-made thunks left out, and Covenant's own at either end folded.
-  private static func frameLines(_ frames: [CoroutineInfo.Frame]) -> [String] {
-    var shown: [CoroutineInfo.Frame] = []
-    for frame in frames where !isThunk(frame, after: shown.last) { shown.append(frame) }
-    guard !shown.isEmpty else { return [] }
-    let leading = foldedCount(shown)
-    let trailing = foldedCount(shown.dropFirst(leading).reversed())
-    var lines: [String] = []
-    if leading > 0 { lines.append("… \(leading) frame\(leading == 1 ? "" : "s") in Covenant") }
-    lines += shown.dropFirst(leading).dropLast(trailing).map(\.description)
-    if trailing > 0 { lines.append("… \(trailing) frame\(trailing == 1 ? "" : "s") in Covenant") }
-    return lines
-  }
-
-  /// Glue the compiler makes between a closure and its caller, which says nothing to a reader:
-  /// reabstraction thunks, and a closure's forwarder right after the closure itself (alone, in
-  /// an optimized build, the forwarder is where the closure's code went: it stays).
-  static func isThunk(_ frame: CoroutineInfo.Frame, after inner: CoroutineInfo.Frame?) -> Bool {
-    guard var symbol = frame.symbol?[...] else { return false }
-    let forwarder = "partial apply forwarder for "
-    let isForwarder = symbol.hasPrefix(forwarder)
-    if isForwarder { symbol = symbol.dropFirst(forwarder.count) }
-    if symbol.hasPrefix("reabstraction thunk") || symbol.hasPrefix("thunk for")
-      || symbol.hasPrefix("@objc ")
-    {
-      return true
-    }
-    return isForwarder && inner?.symbol.map { $0[...] == symbol } == true
-  }
-
-  /// How many frames to fold at the start of `frames` (one end of a backtrace): those up to the
-  /// last of Covenant's before the first of the program's. The standard library's frames in
-  /// between fold with them: Covenant's code calls it (`Result(catching:)`, `withExtendedLifetime`
-  /// and the like), and a debug build, which inlines none of it, shows those frames amid
-  /// Covenant's own.
-  private static func foldedCount(_ frames: some Sequence<CoroutineInfo.Frame>) -> Int {
-    var folded = 0
-    for (index, frame) in frames.enumerated() {
-      if isLibrary(frame) {
-        folded = index + 1
-      } else if !isStandardLibrary(frame) {
-        break
-      }
-    }
-    return folded
-  }
-
-  /// Covenant's own frames: the switch and the fiber's entry (C), the await machinery (Swift:
-  /// functions of the CovenantCore module, their specializations, and members of its extensions
-  /// of other modules' types, such as `DispatchQueue`'s).
-  static func isLibrary(_ frame: CoroutineInfo.Frame) -> Bool {
-    if frame.module == "CovenantCore" { return true }
-    guard let symbol = frame.symbol else { return false }
-    if frame.module == nil { return symbol.hasPrefix("cov_") || symbol == "fiber_main" }
-    return symbol.contains("(extension in CovenantCore):")
-  }
-
-  /// Frames of Swift's standard library and concurrency runtime.
-  static func isStandardLibrary(_ frame: CoroutineInfo.Frame) -> Bool {
-    frame.module == "Swift" || frame.module == "_Concurrency"
   }
 
   private static func describe(_ stack: CoroutineInfo.Stack) -> String {
