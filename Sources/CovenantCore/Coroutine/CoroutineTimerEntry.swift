@@ -14,6 +14,9 @@ final class CoroutineTimerEntry: TimerEntry, @unchecked Sendable {
   @exclusivity(unchecked) var isOnQueue = false
   /// Otherwise, the timer the coroutine's scheduler returned.
   @exclusivity(unchecked) var scheduledTimer: (any CoroutineTimer)?
+  /// The current (or last) timed wait's timeout in nanoseconds (`UInt64.max`: `.never`), for
+  /// coroutine snapshots, which read it from another thread while the coroutine is switched out.
+  let timeoutForSnapshots = InlineAtomic<UInt64>(.max)
 
   init(_ coroutine: CoroutineContext) { self.coroutine = Unmanaged.passUnretained(coroutine) }
 
