@@ -40,6 +40,7 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
 
   /// Makes a recycled waiter wait for `waker`, as if new.
   @inlinable func reuse(waker: CoroutineWaker, element: Element?) {
+    assert(currentWaker == nil, "a waiter is reused once its wait was cleared")
     currentWaker = waker
     self.element = element
     error = nil
@@ -60,6 +61,7 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   /// nothing to take out. Under the channel lock.
   @inlinable func dropped(tombstones: inout Int) {
     if currentWaker == nil {
+      assert(tombstones > 0, "a queue counts the tombstones it holds")
       tombstones -= 1
     } else {
       isDropped = true
@@ -240,7 +242,7 @@ enum ChannelWake<Element> {
 /// allocate, retain or destroy generically; anything else (callbacks, future observers, several
 /// wakes, dropped elements) goes into `ChannelMoreEffects`, allocated only when needed.
 @usableFromInline
-struct ChannelEffects<Element>: @unchecked Sendable {
+struct ChannelEffects<Element>: Sendable {
   @usableFromInline var resumer: CoroutineWaker?
   @usableFromInline var more: ChannelMoreEffects<Element>?
 

@@ -74,8 +74,8 @@ package struct ResolutionCell: ~Copyable {
   deinit {
     // A resolved cell's chain was taken by its resolution (and nothing is added after it).
     guard status.load(ordering: .relaxed) == CellStatus.pending else { return }
-    let head = chain.withLock { $0.take() }
-    if head != 0 { ResolutionDrain.release(head) }
+    let head = chain.withCriticalSection { $0.take() }
+    if !head.isNone { ResolutionDrain.release(head) }
   }
 
   // MARK: Place in the owner
@@ -136,13 +136,13 @@ package struct ResolutionCell: ~Copyable {
 
   /// Fulfils the cell if pending; returns the chain of reactions to notify (`notify`), or nil
   /// when it was already resolved (later resolutions are no-ops).
-  @inlinable package func fulfill<Value>(_ value: Value) -> UInt? {
-    chain.withCriticalSection { chain -> UInt? in fulfillLocked(value, &chain) }
+  @inlinable package func fulfill<Value>(_ value: Value) -> ReactionBits? {
+    chain.withCriticalSection { chain -> ReactionBits? in fulfillLocked(value, &chain) }
   }
 
   /// Rejects the cell if pending; see `fulfill`.
-  @inlinable package func reject(_ error: any Error) -> UInt? {
-    chain.withCriticalSection { chain -> UInt? in rejectLocked(error, &chain) }
+  @inlinable package func reject(_ error: any Error) -> ReactionBits? {
+    chain.withCriticalSection { chain -> ReactionBits? in rejectLocked(error, &chain) }
   }
 
   /// `fulfill` under the lock: if the cell is pending, stores `value`, then the fulfilled status
@@ -153,7 +153,7 @@ package struct ResolutionCell: ~Copyable {
   /// compiler marks every call in a thunk `noinline`: the status's atomics, C functions
   /// (`cov_atomics.h`), would stay calls there. Here they are inlined.
   @inlinable @inline(never)
-  func fulfillLocked<Value>(_ value: Value, _ chain: inout ReactionChain) -> UInt? {
+  func fulfillLocked<Value>(_ value: Value, _ chain: inout ReactionChain) -> ReactionBits? {
     guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
     storeValue(value)
     status.store(CellStatus.fulfilled, ordering: .releasing)
@@ -162,7 +162,7 @@ package struct ResolutionCell: ~Copyable {
 
   /// `reject` under the lock; see `fulfillLocked`.
   @inlinable @inline(never)
-  func rejectLocked(_ error: any Error, _ chain: inout ReactionChain) -> UInt? {
+  func rejectLocked(_ error: any Error, _ chain: inout ReactionChain) -> ReactionBits? {
     guard status.load(ordering: .relaxed) == CellStatus.pending else { return nil }
     storeError(error)
     status.store(CellStatus.rejected, ordering: .releasing)
@@ -170,7 +170,7 @@ package struct ResolutionCell: ~Copyable {
   }
 
   /// Resolves the cell with `result` if pending; see `fulfill`.
-  @inlinable func resolve<Value>(_ result: Result<Value, any Error>) -> UInt? {
+  @inlinable func resolve<Value>(_ result: Result<Value, any Error>) -> ReactionBits? {
     switch result {
     case .success(let value): return fulfill(value)
     case .failure(let error): return reject(error)
@@ -178,8 +178,8 @@ package struct ResolutionCell: ~Copyable {
   }
 
   /// Takes the chain of a cell whose owner is being deallocated while pending (a `CoFuture`
-  /// tells it that it was cancelled); 0 when empty.
-  @inlinable func takeChainOfAbandoned() -> UInt {
+  /// tells it that it was cancelled); `none` when empty.
+  @inlinable func takeChainOfAbandoned() -> ReactionBits {
     chain.withCriticalSection { $0.take() }
   }
 
@@ -195,14 +195,15 @@ package struct ResolutionCell: ~Copyable {
   /// keeps nothing) when it is already resolved.
   @inlinable func register(_ reaction: Reaction) -> Bool {
     if currentStatus != CellStatus.pending { return false }
-    reaction.nextInChain.store(0, ordering: .relaxed)
-    let bits = UInt(bitPattern: Unmanaged.passRetained(reaction).toOpaque())
+    assert(reaction.linkIsFree, "a reaction is in one chain at a time")
+    reaction.nextInChain.store(.none, ordering: .relaxed)
+    let bits = ReactionBits(retaining: reaction)
     let added = chain.withCriticalSection { chain -> Bool in
       guard status.load(ordering: .relaxed) == CellStatus.pending else { return false }
       chain.append(bits)
       return true
     }
-    if !added { Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+    if !added { bits.release() }
     return added
   }
 
@@ -215,29 +216,28 @@ package struct ResolutionCell: ~Copyable {
   /// Only for reactions that telling after their await has ended merely frees (an awaiting
   /// coroutine, an `AwaitReaction`): they may be told with the cell still pending.
   @inlinable func unregister(_ reaction: Reaction) -> Bool {
-    let bits = UInt(bitPattern: Unmanaged.passUnretained(reaction).toOpaque())
-    let (removed, unlinked) = chain.withCriticalSection { chain -> (Bool, UInt) in
+    let bits = ReactionBits(ownedElsewhere: Unmanaged.passUnretained(reaction))
+    let (removed, unlinked) = chain.withCriticalSection { chain -> (Bool, ReactionBits) in
       // Pending: nothing took the chain, so the reaction is in it (it registers once per await,
       // and only a compaction, of reactions that already gave up, unlinks any other way).
-      guard status.load(ordering: .relaxed) == CellStatus.pending else { return (false, 0) }
+      guard status.load(ordering: .relaxed) == CellStatus.pending else { return (false, .none) }
       return chain.giveUp(bits)
     }
-    if removed { Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
-    if unlinked != 0 { tellUnlinked(unlinked) }
+    if removed { bits.release() }
+    if !unlinked.isNone { tellUnlinked(unlinked) }
     return removed
   }
 
   /// Tells the given-up reactions that `giveUp` unlinked (`head`: linked through `nextInChain`,
   /// each retained) that their link is free, and releases them. Their awaits have ended, so
   /// telling them reads neither the cell nor its owner (still pending, still alive here).
-  @usableFromInline func tellUnlinked(_ head: UInt) {
+  @usableFromInline func tellUnlinked(_ head: ReactionBits) {
     let cell = withUnsafePointer(to: self) { UnsafeRawPointer($0) }
     let owner = Unmanaged<AnyObject>.fromOpaque(cell - Self.offsetInOwner)
     var next = head
-    while next != 0 {
-      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
-        .takeRetainedValue()
-      next = reaction.nextInChain.load(ordering: .relaxed)
+    while !next.isNone {
+      let reaction = next.take()
+      next = reaction.takeLink()
       reaction.observedResolution(of: owner, cell: cell)
     }
   }

@@ -56,7 +56,7 @@ extension CoroutineContext {
     let generation = try beginWait()
     noteWait(.resolution, detail: metadataBits(type))
     guard _fastPath(registration.load(ordering: .acquiring) & Self.staleRegistration == 0) else {
-      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits.isNone)
       _ = try awaitResolution(of: cell, through: reaction)
       return
     }
@@ -79,7 +79,7 @@ extension CoroutineContext {
     let generation = try beginWait()
     noteWait(.resolution, timed: true, detail: metadataBits(type))
     guard registration.load(ordering: .acquiring) & Self.staleRegistration == 0 else {
-      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits == 0)
+      let reaction = AwaitReaction(self, generation: generation, wakesInline: queueBits.isNone)
       return try awaitResolution(of: cell, through: reaction, timeout: timeout)
     }
     register(in: cell, generation: generation)
@@ -100,10 +100,13 @@ extension CoroutineContext {
   /// resolved already, wins that await at once).
   @inline(__always)
   func register(in cell: borrowing ResolutionCell, generation: UInt64) {
+    assert(
+      registration.load(ordering: .relaxed) & Self.staleRegistration == 0,
+      "the coroutine registers itself only once no cell can read its old link")
     registration.store(generation, ordering: .relaxed)
     // Whether telling it resumes it on the spot: on a scheduler other than a dispatch queue
     // (set here, where the coroutine is in no chain, as its scheduler may change between awaits).
-    resolvesInlineWhenTold = queueBits == 0
+    resolvesInlineWhenTold = queueBits.isNone
     let registered = Unmanaged.passUnretained(self)._withUnsafeGuaranteedRef { cell.register($0) }
     if !registered, wait.claim(generation) {
       _ = wait.wake()  // resolved meanwhile: not suspended, so nothing to schedule
@@ -154,6 +157,7 @@ extension CoroutineContext {
     // registration is notified at most once and the coroutine clears it when it registers.
     let old = registration.wrappingAdd(Self.notifiedRegistration, ordering: .acquiringAndReleasing)
       .oldValue
+    assert(old & Self.notifiedRegistration == 0, "a registration is told once")
     if wait.claim(old & ~Self.registrationFlags), wait.wake() { schedule() }
     if old & Self.staleRegistration != 0 {
       registration.bitwiseAnd(~Self.staleRegistration, ordering: .releasing)

@@ -4,6 +4,7 @@ import CCoroutineContext
 extension CoroutineContext {
   /// Moves the coroutine to `scheduler` (it continues in a task there).
   func hop(to scheduler: any CoroutineScheduler) {
+    assert(isRunningHere, "only the coroutine itself hops")
     let (identity, queue) = classifyScheduler(scheduler)
     let previousQueue = queueBits
     // A snapshot that has not seen the new scheduler is seen by `cov_registry_quiesce`, which
@@ -15,7 +16,7 @@ extension CoroutineContext {
     let previousOther = otherScheduler
     otherScheduler = queue == nil ? scheduler : nil
     cov_registry_quiesce(registrySlot)
-    if previousQueue != 0 { Self.queue(previousQueue).release() }
+    if !previousQueue.isNone { previousQueue.release() }
     withExtendedLifetime(previousOther) {}
     pendingWaitKind = CoroutineWaitKind.hop.rawValue
     exit = .reschedule

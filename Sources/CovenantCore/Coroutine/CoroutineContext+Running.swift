@@ -16,6 +16,7 @@ extension CoroutineContext {
   /// Registers the coroutine (see `CoroutineRegistry`) and schedules its first slice on its
   /// scheduler.
   @usableFromInline func start() {
+    assert(registrySlot == COV_REGISTRY_NO_SLOT, "a coroutine starts once")
     registrySlot = CoroutineRegistry.enter(
       UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
     scheduleInline()
@@ -25,6 +26,7 @@ extension CoroutineContext {
   /// snapshots show. Separate, so that the common start passes no optional string around.
   @usableFromInline func start(name: String?) {
     guard let name else { return start() }
+    assert(registrySlot == COV_REGISTRY_NO_SLOT, "a coroutine starts once")
     registrySlot = CoroutineRegistry.enter(
       UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()), name: name)
     schedule()
@@ -46,8 +48,8 @@ extension CoroutineContext {
   /// Always a real `scheduleTask`: used where others must get a turn (`yield`, hops). On a
   /// `DispatchQueue` the coroutine itself is the dispatched item (no closure, no block).
   func scheduleTask() {
-    if queueBits != 0 {
-      let queue = Self.queue(queueBits)  // no retain: the coroutine keeps it
+    if !queueBits.isNone {
+      let queue = queueBits.unmanaged  // no retain: the coroutine keeps it
       if DirectDispatch.isAvailable {
         DirectDispatch.async(
           self, onRawQueue: queue._withUnsafeGuaranteedRef(DirectDispatch.rawQueue))
@@ -73,10 +75,10 @@ extension CoroutineContext {
       guard let made = makeFiber() else { return false }
       fiber = made
     }
-    let previous = cov_tls_load(ThreadSlot.coroutine)
-    cov_tls_store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
+    let previous = ThreadSlot.load(ThreadSlot.coroutine)
+    ThreadSlot.store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
     let status = cov_fiber_resume(fiber)
-    cov_tls_store(ThreadSlot.coroutine, previous)
+    ThreadSlot.store(ThreadSlot.coroutine, previous)
     // Parked: its shared stack is running another coroutine; that one's switch-out hands this
     // one back to `schedule()` (see `SharedStackParking`).
     if _slowPath(status != Int32(COV_FIBER_RAN)) { return false }

@@ -39,6 +39,7 @@ extension CoroutineContext {
     ResolutionDrain.tellQueuedBeforeWaiting()
     if canceled.load(ordering: .sequentiallyConsistent) { throw .canceled }
     // Only the coroutine itself opens generations: the word's own is the last one it opened.
+    assert(isRunningHere, "only the coroutine itself waits")
     let generation = wait.currentGeneration &+ 1
     wait.begin(generation)
     // Pairs with `cancel()`: one of the two sees the other (both sequentially consistent).
@@ -59,11 +60,13 @@ extension CoroutineContext {
       exit = .suspend
       cov_fiber_suspend()
     }
+    assert(wait.flags & WaitState.woken != 0, "a coroutine continues only once woken")
     if wait.flags & WaitState.canceledWake != 0 { throw .canceled }
   }
 
   /// Lets other work on the scheduler run, then continues.
   func yield() throws(CoroutineError) {
+    assert(isRunningHere, "only the coroutine itself yields")
     if isCanceled { throw .canceled }
     pendingWaitKind = CoroutineWaitKind.yield.rawValue
     exit = .reschedule

@@ -16,6 +16,9 @@ import Dispatch
 /// or throws, so a suspended coroutine stays alive (with its stack) until it is resumed and
 /// finishes: frames are never skipped. Runners hold a reference while they run a slice.
 @usableFromInline
+// `@unchecked Sendable`: the fields other threads touch are atomics (`canceled`, `wait`,
+// `registration`, `completion`, the scheduler and fiber words); the others belong to whoever
+// runs the coroutine, and the runners take turns through `WaitState` and the scheduler.
 final class CoroutineContext: Reaction, @unchecked Sendable {
   /// What the coroutine asked for when it last switched out; read by the runner on the same
   /// thread right after the switch, so it needs no synchronisation.
@@ -56,32 +59,28 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     // layout); rebuilt without touching the object.
     return bits == 0 ? nil : unsafeBitCast(bits, to: ObjectIdentifier.self)
   }
-  /// The scheduler when it is a `DispatchQueue`, the common case: the bits of a retained
-  /// `Unmanaged<DispatchQueue>` (0: none; released by `deinit` or a hop). Not a stored
+  /// The scheduler when it is a `DispatchQueue`, the common case, retained (`none` for another
+  /// scheduler; released by `deinit` or a hop). Not a stored
   /// `DispatchQueue?`, whose every read for a dispatch would be a retain/release pair; and the
   /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
   /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
   /// size is what a million of them cost.
-  let queueWord = InlineAtomic<UInt>(uninitialized: ())
-  var queueBits: UInt { queueWord.load(ordering: .relaxed) }
+  let queueWord = InlineAtomic<UnsafeRetainedBits<DispatchQueue>>(uninitialized: ())
+  var queueBits: UnsafeRetainedBits<DispatchQueue> { queueWord.load(ordering: .relaxed) }
 
   var dispatchQueue: DispatchQueue? {
-    queueBits == 0 ? nil : Self.queue(queueBits).takeUnretainedValue()
+    queueBits.isNone ? nil : queueBits.unmanaged.takeUnretainedValue()
   }
 
-  static func queue(_ bits: UInt) -> Unmanaged<DispatchQueue> {
-    Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-  }
-
-  static func retainedBits(_ queue: DispatchQueue?) -> UInt {
-    queue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+  static func retainedBits(_ queue: DispatchQueue?) -> UnsafeRetainedBits<DispatchQueue> {
+    queue.map(UnsafeRetainedBits.init(retaining:)) ?? .none
   }
 
   /// The scheduler the coroutine runs on now.
   var scheduler: any CoroutineScheduler { dispatchQueue ?? otherScheduler! }
 
   /// Whether that scheduler is a `DispatchQueue` (whose timers are `TimerQueue`'s).
-  var isOnDispatchQueue: Bool { queueBits != 0 }
+  var isOnDispatchQueue: Bool { !queueBits.isNone }
 
   /// Created on the first slice, not in `init`: a coroutine that has not run yet holds no
   /// stack, so creating many coroutines ahead of their turn costs no memory, and a coroutine
@@ -132,7 +131,7 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// lock-free stack: each side's single atomic step decides who runs the callbacks), with
   /// `removingMark` while a waiter that gave up takes its callback out (see
   /// `CoroutineContext+Completion.swift`).
-  let completion = InlineAtomic<UInt>(uninitialized: ())
+  let completion = InlineAtomic<CallbackBits>(uninitialized: ())
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
   var timerEntry: CoroutineTimerEntry?
@@ -177,20 +176,22 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// The first values of the atomics (built uninitialized: see
   /// `InlineAtomic.init(uninitialized:)`).
   @inline(__always)
-  private func initializeAtomics(identity: UInt, queue: UInt, stack: CoroutineStackRequest) {
+  private func initializeAtomics(
+    identity: UInt, queue: UnsafeRetainedBits<DispatchQueue>, stack: CoroutineStackRequest
+  ) {
     canceled.store(false, ordering: .relaxed)
     schedulerIdentityWord.store(identity, ordering: .relaxed)
     queueWord.store(queue, ordering: .relaxed)
     fiberOrRequestWord.store(Self.tagged(stack), ordering: .relaxed)
     registration.store(0, ordering: .relaxed)
-    completion.store(0, ordering: .relaxed)
+    completion.store(.none, ordering: .relaxed)
   }
 
   deinit {
     // Only reachable when finished or never run: a suspended coroutine's own frame keeps it
     // alive. (A finished coroutine has no fiber left: `finish()` destroyed it.)
     if completion.load(ordering: .acquiring) != Self.finishedMark { endUnrun() }
-    if queueBits != 0 { Self.queue(queueBits).release() }
+    if !queueBits.isNone { queueBits.release() }
   }
 
   /// The end of a coroutine dropped without having run: its scheduler let its task go (an
@@ -202,10 +203,11 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// it almost never happens.
   @inline(never)
   private func endUnrun() {
+    assert(fiber == nil, "a started coroutine is kept alive by its own frame until it finishes")
     CoroutineRegistry.leave(registrySlot)
     registrySlot = COV_REGISTRY_NO_SLOT
     if let receiver = startFailureReceiver.take() as? any CoroutineStartFailureReceiver {
-      receiver.coroutineFailedToStart(CoFutureError.canceled)
+      receiver.coroutineDroppedUnrun()
     }
     runFinishCallbacks()
   }
@@ -216,7 +218,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// `current`, unretained: code running inside the body may use it without reference
   /// counting, as the coroutine's own first frame keeps it alive.
   static var currentUnmanaged: Unmanaged<CoroutineContext>? {
-    cov_tls_load(ThreadSlot.coroutine).map { Unmanaged.fromOpaque($0) }
+    ThreadSlot.load(ThreadSlot.coroutine).map { Unmanaged.fromOpaque($0) }
+  }
+
+  /// Whether this coroutine's body is what runs on this thread now (for assertions).
+  var isRunningHere: Bool {
+    Self.currentUnmanaged?.toOpaque() == Unmanaged.passUnretained(self).toOpaque()
   }
 
   /// The current coroutine, or `calledOutsideCoroutine`.
@@ -230,7 +237,6 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   override func run() { while runSlice() {} }
   override var schedulerIdentity: ObjectIdentifier? { currentSchedulerIdentity }
   override func reschedule() { scheduleTask() }
-
 
   /// The cell this coroutine awaits is resolved (`CoroutineContext+AwaitResolution.swift`).
   override func observedResolution(of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer) {

@@ -10,9 +10,11 @@ extension CoroutineContext {
     let identity = schedulerIdentityWord.load(ordering: .sequentiallyConsistent)
     let word = fiberOrRequestWord.load(ordering: .acquiring)
     return CoroutineDebugFields(
-      queue: queue == 0 ? nil : Self.queue(queue).retain(),
-      schedulerObject: queue != 0 || identity == 0
-        ? nil : Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identity)!).retain(),
+      queue: queue.isNone ? nil : UnsafeRetainedBits(retaining: queue.unmanaged),
+      schedulerObject: !queue.isNone || identity == 0
+        ? nil
+        : UnsafeRetainedBits(
+          retaining: Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identity)!)),
       fiber: word & 1 == 0 ? OpaquePointer(bitPattern: word) : nil,
       startFile: startFile, startLine: startLine,
       scope: scopeLink?.scope.map(ObjectIdentifier.init), waitFlags: wait.flags)

@@ -79,8 +79,8 @@ struct RawCoroutineRecord {
   var activity: UInt64
   var detail: UInt
   var waitFlags: UInt64 = 0
-  var queue: Unmanaged<DispatchQueue>?
-  var schedulerObject: Unmanaged<AnyObject>?
+  var queue: UnsafeRetainedBits<DispatchQueue>?
+  var schedulerObject: UnsafeRetainedBits<AnyObject>?
   var startFile: StaticString?
   var startLine: UInt32 = 0
   var scope: ObjectIdentifier?
@@ -94,8 +94,8 @@ struct RawCoroutineRecord {
 /// while the registry keeps it from finishing; the scheduler references are retained for the
 /// snapshot.
 struct CoroutineDebugFields {
-  var queue: Unmanaged<DispatchQueue>?
-  var schedulerObject: Unmanaged<AnyObject>?
+  var queue: UnsafeRetainedBits<DispatchQueue>?
+  var schedulerObject: UnsafeRetainedBits<AnyObject>?
   var fiber: OpaquePointer?
   var startFile: StaticString
   var startLine: UInt32
@@ -123,7 +123,7 @@ final class SnapshotCollector {
       id: cov_registry_entry_id(entry), isGenerator: object & UInt(COV_REGISTRY_GENERATOR) != 0,
       activity: activity, detail: 0)
     if object & UInt(COV_REGISTRY_NAMED) != 0 {
-      record.name = CoroutineRegistry.names.withLock { $0[record.id] }
+      record.name = CoroutineRegistry.names.withCriticalSection { $0[record.id] }
     }
     let address = UnsafeRawPointer(bitPattern: object & ~UInt(COV_REGISTRY_TAGS))!
     let fiber: OpaquePointer?
