@@ -22,6 +22,7 @@ final class CoroutineTimerEntry: TimerEntry, @unchecked Sendable {
   /// Arms the entry in `TimerQueue` for `deadline` (see `TimerQueue.arm`), with the heap's
   /// reference to the coroutine.
   func arm(at deadline: UInt64, token: UInt64) {
+    assert(scheduledTimer == nil, "a wait arms one timer")
     isOnQueue = true
     _ = heapsReference(retaining: true)
     TimerQueue.arm(self, at: deadline, token: token)
