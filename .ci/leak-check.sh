@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Leak check (issue 11, item 6) with LeakSanitizer (swift's -sanitize=address, detect_leaks=1):
+# Leak check (CONTRIBUTING.md, "Sanitizer runs are clean") with LeakSanitizer (swift's -sanitize=address, detect_leaks=1):
 #   1. the soak, briefly: every coroutine, promise and channel it made has finished when it
 #      exits, so ANY leak with a Covenant frame fails the check;
 #   2. the example program (README's): it returns from main while its actor coroutine may still

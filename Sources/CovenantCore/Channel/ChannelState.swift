@@ -134,17 +134,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// its coroutine; stale senders met on the way are dropped.
   @inlinable mutating func takeFromSender(_ effects: inout ChannelEffects<Element>) -> Element? {
     while let entry = senders.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &senderTombstones)
-          continue
-        }
-        let element = waiter.element.take()
-        waiter.isDone = true
-        effects.resume(waker)
-        return element
-      case .element(let element):
+      if let element = entry.complete(with: .success(()), tombstones: &senderTombstones, &effects) {
         return element
       }
     }
@@ -186,23 +176,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     -> Bool
   {
     while let entry = receivers.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &receiverTombstones)
-          continue
-        }
-        waiter.element = element
-        waiter.isDone = true
-        effects.resume(waker)
-        return true
-      case .callback(let callback):
-        effects.add(.callback(callback, .success(element)))
-        return true
-      case .future(let future):
-        // Completing the cell is the claim: a cancelled future refuses it.
-        guard let observers = future.claimResolution(.success(element)) else { continue }
-        effects.add(.observers(observers, .success(element)))
+      if entry.complete(with: .success(element), tombstones: &receiverTombstones, &effects) {
         return true
       }
     }
@@ -286,18 +260,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     buffer = RingBuffer()  // its storage too: a cancelled channel buffers nothing again
     failReceivers(with: .canceled, &effects)
     while let entry = senders.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &senderTombstones)
-          continue
-        }
-        waiter.error = .canceled
-        waiter.isDone = true
-        effects.resume(waker)
-      case .element(let element):
-        effects.drop([element])
-      }
+      _ = entry.complete(with: .failure(.canceled), tombstones: &senderTombstones, &effects)
     }
     effects.addCallbacks(cancelCallbacks)
     cancelCallbacks = []
@@ -312,21 +275,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     with error: CoChannelError, _ effects: inout ChannelEffects<Element>
   ) {
     while let entry = receivers.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &receiverTombstones)
-          continue
-        }
-        waiter.error = error
-        waiter.isDone = true
-        effects.resume(waker)
-      case .callback(let callback):
-        effects.add(.callback(callback, .failure(error)))
-      case .future(let future):
-        guard let observers = future.claimResolution(.failure(error)) else { continue }
-        effects.add(.observers(observers, .failure(error)))
-      }
+      _ = entry.complete(with: .failure(error), tombstones: &receiverTombstones, &effects)
     }
   }
 

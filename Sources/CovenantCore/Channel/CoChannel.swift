@@ -53,9 +53,11 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   @usableFromInline let state: InlineMutex<ChannelState<Element>>
 
-  /// One waiter kept for reuse (retained, or nil), so that a coroutine that waits on this
-  /// channel again and again does not allocate and free a waiter each time.
-  @usableFromInline let spareWaiter = InlineAtomic<UnsafeMutableRawPointer?>(nil)
+  /// One waiter kept for reuse (a `ChannelWaiter<Element>`, retained, or `none`), so that a
+  /// coroutine that waits on this channel again and again does not allocate and free a waiter
+  /// each time. Typed as any object: the channel's `deinit`, unspecialized, releases it
+  /// without the waiter's generic type.
+  @usableFromInline let spareWaiter = InlineAtomic<UnsafeRetainedBits<AnyObject>>(.none)
 
   /// `ChannelState.readiness` as of the end of the last locked operation: lets a `select`
   /// pass over a case that cannot complete without taking the channel's lock. Stored (plainly)
@@ -95,9 +97,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
     // wait forever. Cancel, as SwiftCoroutine's channels do on deinit, so that they all run
     // with `CoChannelError.canceled`. (A suspended coroutine holds the channel, so none waits.)
     cancel()
-    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
-      Unmanaged<AnyObject>.fromOpaque(spare).release()
-    }
+    let spare = spareWaiter.exchange(.none, ordering: .acquiring)
+    if !spare.isNone { spare.release() }
     readiness.deinitialize(count: 1)
     readiness.deallocate()
   }
@@ -126,8 +127,9 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// A waiter for the current coroutine's wait: the spare one if there is one.
   @inlinable
   func makeWaiter(_ waker: CoroutineWaker, element: Element?) -> ChannelWaiter<Element> {
-    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
-      let waiter = Unmanaged<ChannelWaiter<Element>>.fromOpaque(spare).takeRetainedValue()
+    let spare = spareWaiter.exchange(.none, ordering: .acquiring)
+    if !spare.isNone {
+      let waiter = spare.assumingObject(ChannelWaiter<Element>.self).take()
       waiter.reuse(waker: waker, element: element)
       return waiter
     }
@@ -139,10 +141,9 @@ public final class CoChannel<Element>: @unchecked Sendable {
   @inlinable
   func recycle(_ waiter: ChannelWaiter<Element>) {
     waiter.clear()
-    let raw = Unmanaged.passRetained(waiter).toOpaque()
-    if let old = spareWaiter.exchange(raw, ordering: .acquiringAndReleasing) {
-      Unmanaged<ChannelWaiter<Element>>.fromOpaque(old).release()
-    }
+    let bits = UnsafeRetainedBits(retaining: waiter).assumingObject(AnyObject.self)
+    let old = spareWaiter.exchange(bits, ordering: .acquiringAndReleasing)
+    if !old.isNone { old.assumingObject(ChannelWaiter<Element>.self).release() }
   }
 
   // MARK: Views

@@ -10,8 +10,8 @@ struct RawCoroutineRecord {
   var activity: UInt64
   var detail: UInt
   var waitFlags: UInt64 = 0
-  var queue: Unmanaged<DispatchQueue>?
-  var schedulerObject: Unmanaged<AnyObject>?
+  var queue: UnsafeRetainedBits<DispatchQueue>?
+  var schedulerObject: UnsafeRetainedBits<AnyObject>?
   var startFile: StaticString?
   var startLine: UInt32 = 0
   var scope: ObjectIdentifier?
@@ -51,8 +51,8 @@ struct RawCoroutineRecord {
 /// while the registry keeps it from finishing; the scheduler references are retained for the
 /// snapshot.
 struct CoroutineDebugFields {
-  var queue: Unmanaged<DispatchQueue>?
-  var schedulerObject: Unmanaged<AnyObject>?
+  var queue: UnsafeRetainedBits<DispatchQueue>?
+  var schedulerObject: UnsafeRetainedBits<AnyObject>?
   var fiber: OpaquePointer?
   var startFile: StaticString
   var startLine: UInt32
@@ -110,7 +110,7 @@ final class SnapshotCollector {
       id: cov_registry_entry_id(entry), isGenerator: object & UInt(COV_REGISTRY_GENERATOR) != 0,
       activity: activity, detail: 0)
     if object & UInt(COV_REGISTRY_NAMED) != 0 {
-      record.name = CoroutineRegistry.names.withLock { $0[record.id] }
+      record.name = CoroutineRegistry.names.withCriticalSection { $0[record.id] }
     }
     let address = UnsafeRawPointer(bitPattern: object & ~UInt(COV_REGISTRY_TAGS))!
     let state = record.activityState
@@ -205,8 +205,8 @@ final class SnapshotCollector {
             ? UInt(bitPattern: $0.utf8Start) : UInt($0.unicodeScalar.value)
         } ?? 0
       startLine = record.startLine
-      queue = record.queue.map { UInt(bitPattern: $0.toOpaque()) } ?? 0
-      schedulerObject = record.schedulerObject.map { UInt(bitPattern: $0.toOpaque()) } ?? 0
+      queue = record.queue.map { $0.untagged.unsafeWord } ?? 0
+      schedulerObject = record.schedulerObject.map { $0.untagged.unsafeWord } ?? 0
     }
   }
 

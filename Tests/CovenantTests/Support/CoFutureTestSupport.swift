@@ -22,6 +22,29 @@ extension XCTestCase {
       file: file, line: line)
   }
 
+  /// Starts `body` as a coroutine on a serial queue, calls `resolve` on this thread once the
+  /// coroutine has run up to its first suspension (the queue has nothing left to run), then
+  /// waits (blocking) until the body has ended. For tests of a coroutine resumed from another
+  /// thread while it waits: `resolve` comes after the suspension by construction, not after a
+  /// guess of how long the coroutine takes to get there.
+  func coRun(
+    resolvingWhileSuspended resolve: () -> Void, timeout: TimeInterval = 20,
+    file: StaticString = #filePath, line: UInt = #line,
+    _ body: @escaping @Sendable () throws -> Void
+  ) {
+    let queue = DispatchQueue(label: "coRun")
+    let done = DispatchSemaphore(value: 0)
+    queue.startCoroutine {
+      do { try body() } catch { XCTFail("coroutine threw \(error)", file: file, line: line) }
+      done.signal()
+    }
+    queue.sync {}  // the coroutine's first slice has ended: it waits
+    resolve()
+    XCTAssertEqual(
+      done.wait(timeout: .now() + timeout), .success, "coroutine did not finish",
+      file: file, line: line)
+  }
+
   /// Waits until `condition` holds (polling), failing the test after `timeout`.
   func waitUntil(
     timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line,

@@ -85,8 +85,7 @@ final class CoFuturePromiseTests: XCTestCase {
   func testPromiseAwaitAndFutureAwaitAgree() {
     let promise = Promise<Int>()
     let future = CoFuture(promise)
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { promise.fulfill(6) }
-    coRun {
+    coRun(resolvingWhileSuspended: { promise.fulfill(6) }) {
       XCTAssertEqual(try future.await(), 6)
       XCTAssertEqual(try promise.await(), 6)
     }

@@ -6,8 +6,9 @@ import XCTest
 final class CoFutureAwaitTests: XCTestCase {
   func testAwaitSuspendsUntilCompletedFromAnotherThread() {
     let promise = CoPromise<Int>()
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { promise.success(11) }
-    coRun { XCTAssertEqual(try promise.await(), 11) }
+    coRun(resolvingWhileSuspended: { promise.success(11) }) {
+      XCTAssertEqual(try promise.await(), 11)
+    }
   }
 
   func testAwaitThrowsTheFailure() {
@@ -43,15 +44,15 @@ final class CoFutureAwaitTests: XCTestCase {
 
   func testAwaitTimeoutReturnsValueInTime() {
     let promise = CoPromise<String>()
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { promise.success("in time") }
-    coRun { XCTAssertEqual(try promise.await(timeout: .seconds(5)), "in time") }
+    coRun(resolvingWhileSuspended: { promise.success("in time") }) {
+      XCTAssertEqual(try promise.await(timeout: .seconds(5)), "in time")
+    }
     coRun { XCTAssertEqual(try CoFuture(result: .success(1)).await(timeout: .seconds(-1)), 1) }
   }
 
   func testCancelWhileAwaitingThrowsCanceled() {
     let promise = CoPromise<Int>()
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { promise.cancel() }
-    coRun {
+    coRun(resolvingWhileSuspended: { promise.cancel() }) {
       XCTAssertThrowsError(try promise.await()) { XCTAssertTrue(isFutureError($0, .canceled)) }
     }
   }
@@ -61,11 +62,13 @@ final class CoFutureAwaitTests: XCTestCase {
     let promise = CoPromise<Int>()
     let outcome = Box<String>("")
     let done = DispatchSemaphore(value: 0)
-    DispatchQueue.global().startCoroutine(in: scope) {
+    let queue = DispatchQueue(label: "awaiting")
+    queue.startCoroutine(in: scope) {
       do { _ = try promise.await() } catch { outcome.value = "\(error)" }
       done.signal()
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { scope.cancel() }
+    queue.sync {}  // the coroutine waits
+    scope.cancel()
     XCTAssertEqual(done.wait(timeout: .now() + 5), .success)
     XCTAssertEqual(outcome.value, "\(CoroutineError.canceled)")
     XCTAssertNil(promise.result, "the future is not cancelled with the coroutine")

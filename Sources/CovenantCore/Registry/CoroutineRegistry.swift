@@ -31,7 +31,7 @@ enum CoroutineRegistry {
 
   @inline(never)
   private static func nameCoroutine(_ id: UInt64, _ name: String) {
-    names.withLock { $0[id] = name }
+    names.withCriticalSection { $0[id] = name }
   }
 
   /// Unregisters the holder of `slot` (see `cov_registry_leave`); the C layer forgets a named
@@ -47,6 +47,6 @@ enum CoroutineRegistry {
   }
 
   private static func forgetName(_ id: UInt64) {
-    names.withLock { $0[id] = nil }
+    names.withCriticalSection { $0[id] = nil }
   }
 }

@@ -68,6 +68,15 @@ extension CoScope {
 
   // MARK: Tracking running coroutines
 
+  /// Adds a coroutine started in the scope (`startCoroutine(in:)`): cancelled with the scope,
+  /// waited for by `join()`, its uncaught errors given to the scope's handler.
+  @usableFromInline
+  func addCoroutine(_ coroutine: CoroutineContext) {
+    coroutine.scopeLink = WeakScopeLink(self)
+    track(coroutine)
+    addCancellable(coroutine)
+  }
+
   /// Counts `coroutine` as running until its body has ended.
   func track(_ coroutine: CoroutineContext) {
     let identity = ObjectIdentifier(coroutine)

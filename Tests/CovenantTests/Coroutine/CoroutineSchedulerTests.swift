@@ -15,7 +15,8 @@ final class CoroutineSchedulerTests: XCTestCase {
       XCTAssertEqual(DispatchQueue.getSpecific(key: key), "serial")
       done.fulfill()
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { promise.fulfill(7) }
+    queue.sync {}  // the coroutine waits
+    promise.fulfill(7)
     wait(for: [done], timeout: 5)
   }
 

@@ -43,23 +43,21 @@ struct CoroutineHandle {
     try CoroutineContext.awaitCurrent(resolutionOf: cell, awaiting: type)
   }
 
-  /// `awaitCurrent(resolutionOf:)` that gives up after `timeout`, throwing
-  /// `CoFutureError.timeout` (the cell is left alone, and the coroutine's registration leaves
-  /// its chain).
+  /// `awaitCurrent(resolutionOf:)` that gives up after `timeout`; returns true if it did (the
+  /// cell is left alone, and the coroutine's registration leaves its chain).
   @usableFromInline
   static func awaitCurrent(
     resolutionOf cell: borrowing ResolutionCell, awaiting type: Any.Type,
     timeout: DispatchTimeInterval
-  ) throws {
+  ) throws(CoroutineError) -> Bool {
     guard let coroutine = CoroutineContext.currentUnmanaged else {
-      throw CoroutineError.calledOutsideCoroutine
+      throw .calledOutsideCoroutine
     }
-    let timedOut = try coroutine._withUnsafeGuaranteedRef { coroutine in
+    return try coroutine._withUnsafeGuaranteedRef { coroutine in
       Result { () throws(CoroutineError) in
         try coroutine.awaitResolution(of: cell, awaiting: type, timeout: timeout)
       }
     }.get()
-    if timedOut { throw CoFutureError.timeout }
   }
 
   /// `suspend` that also ends when `timeout` expires; returns true if it did (no resumer won).

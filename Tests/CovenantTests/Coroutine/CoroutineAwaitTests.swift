@@ -65,7 +65,7 @@ final class CoroutineAwaitTests: XCTestCase {
       XCTAssertEqual(value, 1)
       // Suspend again: a stale second call must not resume this later await.
       let next: Int = try Coroutine.await { callback in
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { callback(3) }
+        DispatchQueue.global().async { callback(3) }
       }
       XCTAssertEqual(next, 3)
     }
@@ -182,7 +182,8 @@ final class CoroutineAwaitTests: XCTestCase {
       try Coroutine.delay(.seconds(30))
       withExtendedLifetime(token) {}
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { scope.cancel() }
+    queue.sync {}  // the coroutine waits in its delay
+    scope.cancel()
     wait(for: [deferred], timeout: 5)
     queue.sync {}
     XCTAssertNil(weakToken.token)

@@ -73,6 +73,26 @@ final class ResolutionCellTests: XCTestCase {
     checkError(CoFutureError.canceled, trackedPerError: 0)
   }
 
+  /// Promises and futures made resolved read their payload back. The payload crosses a scratch
+  /// buffer reached through a laundered pointer (`ResolutionCell.withScratchWords`); without
+  /// it, the optimizer forwarded the buffer's initial zeros past the typed store, and
+  /// `Promise(error).error` crashed in release builds (CI runs this suite with `-c release`).
+  func testPayloadsStoredAtCreationReadBack() {
+    XCTAssertEqual(Promise<Int>(MadeResolvedError.failed).error as? MadeResolvedError, .failed)
+    XCTAssertEqual(
+      Promise<Int>(MadeResolvedError.code(7)).error as? MadeResolvedError, .code(7))
+    XCTAssertEqual(Promise(-42).value, -42)
+    XCTAssertEqual(
+      Promise("more than fifteen bytes of text").value, "more than fifteen bytes of text")
+    XCTAssertEqual(Promise((1, 2, 3)).value.map { [$0.0, $0.1, $0.2] }, [1, 2, 3])
+    XCTAssertEqual(Promise([4, 5]).value, [4, 5])
+    XCTAssertEqual(try CoFuture(result: .success(9)).result?.get(), 9)
+    guard
+      case .failure(let error)? = CoFuture<Int>(result: .failure(MadeResolvedError.failed)).result
+    else { return XCTFail("not failed") }
+    XCTAssertEqual(error as? MadeResolvedError, .failed)
+  }
+
   // MARK: Readers
 
   /// Many threads read a resolved cell at once: each gets a proper copy, and the value is
@@ -231,4 +251,9 @@ private struct WideError: Error {
 
 private final class ClassError: Error {
   let object = Tracked()
+}
+
+private enum MadeResolvedError: Error, Equatable {
+  case failed
+  case code(Int)
 }

@@ -23,7 +23,7 @@ final class CoScopeTests: XCTestCase {
       try release.await()
       finished.increment()
     }
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.01) { release.success() }
+    DispatchQueue.global().async { release.success() }  // while `join` waits, or before
     try parent.join()
     XCTAssertEqual(finished.value, 1)
     // A scope that goes cancels its coroutines, and -O may end `live`'s lifetime at its last
@@ -35,9 +35,10 @@ final class CoScopeTests: XCTestCase {
     let scope = CoScope()
     let outcomes = Recorder<String>()
     let group = DispatchGroup()
+    let queue = DispatchQueue(label: "awaiting")
     for _ in 0..<5 {
       group.enter()
-      DispatchQueue.global().startCoroutine(in: scope) {
+      queue.startCoroutine(in: scope) {
         defer { group.leave() }
         do { _ = try CoPromise<Int>().await() } catch { outcomes.append("\(error)") }
         XCTAssertTrue(Coroutine.isCanceled)
@@ -45,7 +46,8 @@ final class CoScopeTests: XCTestCase {
       }
     }
     XCTAssertFalse(scope.isEmpty)
-    DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { scope.cancel() }
+    queue.sync {}  // every coroutine waits in its await
+    scope.cancel()
     XCTAssertEqual(group.wait(timeout: .now() + 5), .success)
     XCTAssertEqual(outcomes.elements, Array(repeating: "\(CoroutineError.canceled)", count: 5))
     XCTAssertTrue(scope.isCanceled)
