@@ -1,5 +1,5 @@
-import CCovenantShims
 import CCoroutineContext
+import CCovenantShims
 
 /// The payload of a `ResolutionCell`: a value in its three words or in a `ValueBox`, an error in
 /// its first word.
