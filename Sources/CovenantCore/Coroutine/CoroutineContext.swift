@@ -379,10 +379,25 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @inline(__always)
   func runBody() {
     let body = self.body.take()  // moved out: no copy of the closure's context
+    // Cancelled before it started (its scope was, say): the body never runs, as with Kotlin's
+    // default start. One relaxed load of a byte on the path of every coroutine.
+    if _slowPath(isCanceled) { return endCanceledBeforeStart() }
     do { try body?() } catch {
       // A coroutine's error ends it. (Futures started with `coroutineFuture` capture theirs:
       // their bodies never throw.)
       reportUncaught(error)
+    }
+    exit = .finished
+  }
+
+  /// The end of a coroutine cancelled before its body started: a future it was to complete
+  /// (its start-failure receiver: `coroutineFuture`, `CoFuture(task:)`) fails with
+  /// `CoroutineError.canceled`, what an await of the body would have thrown; nothing is
+  /// reported (a cancellation is no error). Out of line: it rarely happens.
+  @inline(never)
+  private func endCanceledBeforeStart() {
+    if let receiver = startFailureReceiver as? any CoroutineStartFailureReceiver {
+      receiver.coroutineFailedToStart(CoroutineError.canceled)
     }
     exit = .finished
   }

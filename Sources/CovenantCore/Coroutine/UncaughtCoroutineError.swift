@@ -1,8 +1,9 @@
 /// An error thrown out of the body of a coroutine started with `startCoroutine` (or
 /// `Coroutine.start`), which nothing else receives: what the uncaught-error handlers are given.
 ///
-/// Errors that report a cancellation (`CoroutineError.canceled`, `CoChannelError.canceled`,
-/// `CoFutureError.canceled`) end a cancelled coroutine normally and are not reported. Errors of
+/// Errors that report a cancellation (those for which `isCancellation` is true:
+/// `CoroutineError.canceled`, `CoChannelError.canceled`, `CoFutureError.canceled`, Swift's
+/// `CancellationError`) end a cancelled coroutine normally and are not reported. Errors of
 /// `coroutineFuture` and `CoFuture(task:)` bodies are not either: they fail the future.
 public struct UncaughtCoroutineError: Error, CustomStringConvertible, @unchecked Sendable {
   // `@unchecked Sendable`: `error` was thrown by a coroutine that has ended; nothing else holds
@@ -73,22 +74,12 @@ enum UncaughtErrors {
   /// Hands `error`, thrown out of a body started at `file`:`line`, to the nearest handler: the
   /// scope's (or an enclosing scope's), else the process-wide one. Cancellations are dropped.
   static func report(_ error: any Error, scope: CoScope?, file: StaticString, line: UInt) {
-    guard !error.reportsCancellation else { return }
+    guard !error.isCancellation else { return }
     let failure = UncaughtCoroutineError(error: error, file: file, line: line)
     if let handler = scope?.nearestUncaughtErrorHandler {
       handler(failure)
     } else {
       Coroutine.uncaughtErrorHandler(failure)
-    }
-  }
-}
-
-extension Error {
-  /// Whether the error only says that something was cancelled.
-  var reportsCancellation: Bool {
-    switch self as any Error {
-    case CoroutineError.canceled, CoChannelError.canceled, CoFutureError.canceled: return true
-    default: return false
     }
   }
 }
