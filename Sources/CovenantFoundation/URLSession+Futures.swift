@@ -12,7 +12,8 @@ import Foundation
 /// - the future is cancelled (`cancel()`), directly or through a `CoScope` it was added to;
 /// - the coroutine that called it is cancelled (by its scope, its own future, …): the task is
 ///   cancelled once that coroutine has ended, which a cancelled coroutine does at its next
-///   await — typically the `await()` of this very future.
+///   await — typically the `await()` of this very future. Called in a coroutine that is already
+///   cancelled, it sends nothing and returns a future failed with `CoFutureError.canceled`.
 ///
 /// ```swift
 /// let scope = CoScope()
@@ -102,6 +103,8 @@ extension URLSession {
   private func taskFuture<Value>(
     _ makeTask: (@escaping @Sendable (Result<Value, any Error>) -> Void) -> URLSessionTask
   ) -> CoFuture<Value> {
+    // In a cancelled coroutine, as its awaits throw at once, no request is sent at all.
+    if Coroutine.isCanceled { return CoFuture(result: .failure(CoFutureError.canceled)) }
     let promise = CoPromise<Value>()
     let task = UncheckedSendable(makeTask { promise.complete(with: $0) })
     promise.whenCanceled { task.value.cancel() }

@@ -24,6 +24,7 @@ final class LocalHTTPServer: @unchecked Sendable {
   private var hangsStarted = 0
   private var hangsClosed = 0
   private var stopped = false
+  private var requests = 0
   private let hangStarted = DispatchSemaphore(value: 0)
   private let hangClosed = DispatchSemaphore(value: 0)
   private let acceptLoopDone = DispatchSemaphore(value: 0)
@@ -83,6 +84,13 @@ final class LocalHTTPServer: @unchecked Sendable {
     hangClosed.wait(timeout: .now() + timeout) == .success
   }
 
+  /// How many requests were read, on any route.
+  var requestCount: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return requests
+  }
+
   /// How many `/hang` requests were read, and how many of their connections the client closed.
   var hangCounts: (started: Int, closed: Int) {
     lock.lock()
@@ -106,6 +114,9 @@ final class LocalHTTPServer: @unchecked Sendable {
   private func serve(_ connection: Int32) {
     defer { close(connection) }
     guard let request = readRequest(connection) else { return }
+    lock.lock()
+    requests += 1
+    lock.unlock()
     switch (request.method, request.path) {
     case ("GET", "/hello"):
       respond(connection, body: Array("hello".utf8))

@@ -179,6 +179,21 @@ final class URLSessionFuturesTests: XCTestCase {
     XCTAssertTrue(server.waitForClosedHang())
   }
 
+  func testACancelledCoroutineSendsNoRequest() throws {
+    let session = self.session!
+    let url = server.url("/hello")
+    let scope = CoScope()
+    let outcome = CoPromise<String>()
+    queue.startCoroutine(in: scope) {
+      scope.cancel()  // cancelled while running: its next awaits throw at once
+      let future = session.dataTaskFuture(for: url)
+      outcome.success(future.isCanceled ? "not sent" : "sent")
+    }
+    XCTAssertEqual(try wait(for: outcome), "not sent")
+    _ = try wait(for: session.dataTaskFuture(for: url))  // one request, from here
+    XCTAssertEqual(server.requestCount, 1)
+  }
+
   /// A coroutine that ends normally leaves its requests alone; each completed request takes its
   /// hook out of the coroutine, so a coroutine that makes many keeps none of them.
   func testACoroutineThatIsNotCancelledLeavesItsRequestsAndKeepsNoHook() throws {

@@ -68,10 +68,13 @@ extension HTTPClient {
   ///   - timeout: how long to wait for the whole response; `nil`, the default, waits as long as
   ///     it takes (AsyncHTTPClient's own timeouts still apply).
   /// - Returns: the response, any status code (a 404 is a response, not an error).
-  /// - Throws: AsyncHTTPClient's error; `CoFutureError.timeout`; `CoroutineError.canceled`;
+  /// - Throws: AsyncHTTPClient's error; `CoFutureError.timeout`; `CoroutineError.canceled`
+  ///   (at once, sending nothing, in a coroutine already cancelled);
   ///   `CoroutineError.calledOutsideCoroutine` outside a coroutine (nothing is sent then).
   public func await(_ request: Request, timeout: Duration? = nil) throws -> Response {
     guard Coroutine.isInsideCoroutine else { throw CoroutineError.calledOutsideCoroutine }
+    // As every await of a cancelled coroutine: at once, and nothing is sent.
+    if Coroutine.isCanceled { throw CoroutineError.canceled }
     let response = executeFuture(request)
     do {
       if let timeout { return try response.await(timeout: timeout, cancelOnTimeout: true) }

@@ -106,6 +106,27 @@ final class HTTPClientCoroutineTests: XCTestCase {
     XCTAssertThrowsError(try response.result?.get()) { XCTAssertTrue($0.isCancellation) }
   }
 
+  func testACancelledCoroutineSendsNothing() throws {
+    let client = self.client!
+    let request = try HTTPClient.Request(url: server.url("/hang"))
+    let scope = CoScope()
+    let outcome = CoPromise<String>()
+    queue.startCoroutine(in: scope) {
+      scope.cancel()
+      do {
+        _ = try client.await(request)
+        outcome.success("returned")
+      } catch {
+        outcome.success("\(error)")
+      }
+    }
+    let done = DispatchSemaphore(value: 0)
+    outcome.whenComplete { _ in done.signal() }
+    XCTAssertEqual(done.wait(timeout: .now() + 20), .success)
+    XCTAssertEqual(try outcome.result?.get(), "canceled")
+    XCTAssertFalse(server.waitForHangingRequest(timeout: 0.2), "a request was sent")
+  }
+
   func testAwaitOutsideACoroutineSendsNothing() throws {
     let request = try HTTPClient.Request(url: server.url("/hang"))
     XCTAssertThrowsError(try client.await(request)) {
