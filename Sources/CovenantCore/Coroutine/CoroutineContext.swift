@@ -291,6 +291,12 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
       fiber = existing
       cov_registry_note_resuming(slot, fiber)
     } else {
+      // Cancelled before its body started (its scope was, say): the body never runs, as with
+      // Kotlin's default start, and no stack is taken. One relaxed load of a byte.
+      if _slowPath(isCanceled) {
+        endCanceledBeforeStart()
+        return false
+      }
       // The first slice: the entry still says "created", which snapshots read as running once
       // the fiber exists (no store on the path of coroutines that never switch out).
       guard let made = makeFiber() else { return false }
@@ -349,6 +355,20 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     return fiber
   }
 
+  /// Cancelled before its first slice: the coroutine ends without running its body, as one
+  /// without a stack does. A future it was to complete (its start-failure receiver:
+  /// `coroutineFuture`) fails with `CoroutineError.canceled`, what an await of the body would
+  /// have thrown, unless it failed already (a cancelled future); nothing is reported (a
+  /// cancellation is no error). Out of line: it rarely happens.
+  @inline(never)
+  private func endCanceledBeforeStart() {
+    body = nil
+    if let receiver = startFailureReceiver as? any CoroutineStartFailureReceiver {
+      receiver.coroutineFailedToStart(CoroutineError.canceled)
+    }
+    finish()
+  }
+
   /// No stack could be had: the coroutine ends without running its body.
   @inline(never)
   private func failToStart(_ request: CoroutineStackRequest, errorNumber: Int32) {
@@ -379,25 +399,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   @inline(__always)
   func runBody() {
     let body = self.body.take()  // moved out: no copy of the closure's context
-    // Cancelled before it started (its scope was, say): the body never runs, as with Kotlin's
-    // default start. One relaxed load of a byte on the path of every coroutine.
-    if _slowPath(isCanceled) { return endCanceledBeforeStart() }
     do { try body?() } catch {
       // A coroutine's error ends it. (Futures started with `coroutineFuture` capture theirs:
       // their bodies never throw.)
       reportUncaught(error)
-    }
-    exit = .finished
-  }
-
-  /// The end of a coroutine cancelled before its body started: a future it was to complete
-  /// (its start-failure receiver: `coroutineFuture`, `CoFuture(task:)`) fails with
-  /// `CoroutineError.canceled`, what an await of the body would have thrown; nothing is
-  /// reported (a cancellation is no error). Out of line: it rarely happens.
-  @inline(never)
-  private func endCanceledBeforeStart() {
-    if let receiver = startFailureReceiver as? any CoroutineStartFailureReceiver {
-      receiver.coroutineFailedToStart(CoroutineError.canceled)
     }
     exit = .finished
   }

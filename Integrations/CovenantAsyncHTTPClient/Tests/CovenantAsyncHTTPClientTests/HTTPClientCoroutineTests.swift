@@ -24,13 +24,17 @@ final class HTTPClientCoroutineTests: XCTestCase {
     try server.stop()
   }
 
-  /// Runs `body` as a coroutine on the test's queue and waits for its outcome (at most 20 s, a
-  /// bound against a hang).
+  /// Runs `body` as a coroutine on the test's queue and waits for its outcome.
   private func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
-    let future = queue.coroutineFuture(body)
+    try outcome(of: queue.coroutineFuture(body))
+  }
+
+  /// Waits for `future` to complete (at most 20 s, a bound against a hang), then returns its
+  /// value or throws its error.
+  private func outcome<T>(of future: CoFuture<T>) throws -> T {
     let done = DispatchSemaphore(value: 0)
     future.whenComplete { _ in done.signal() }
-    XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "the coroutine did not finish")
+    XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "the future did not complete")
     return try XCTUnwrap(future.result).get()
   }
 
@@ -54,10 +58,7 @@ final class HTTPClientCoroutineTests: XCTestCase {
 
   func testExecuteFutureCompletesOutsideACoroutine() throws {
     let response = client.executeFuture(try HTTPClient.Request(url: server.url("/hello")))
-    let done = DispatchSemaphore(value: 0)
-    response.whenComplete { _ in done.signal() }
-    XCTAssertEqual(done.wait(timeout: .now() + 20), .success)
-    XCTAssertEqual(try response.result?.get().body.map { String(buffer: $0) }, "hello")
+    XCTAssertEqual(try outcome(of: response).body.map { String(buffer: $0) }, "hello")
   }
 
   func testATimeoutCancelsTheRequest() throws {
@@ -91,10 +92,7 @@ final class HTTPClientCoroutineTests: XCTestCase {
     XCTAssertTrue(server.waitForHangingRequest())
     scope.cancel()
     XCTAssertTrue(server.waitForClosedHang(), "the server never saw the connection close")
-    let done = DispatchSemaphore(value: 0)
-    outcome.whenComplete { _ in done.signal() }
-    XCTAssertEqual(done.wait(timeout: .now() + 20), .success)
-    XCTAssertEqual(try outcome.result?.get(), "canceled")
+    XCTAssertEqual(try self.outcome(of: outcome), "canceled")
     try scope.join()
   }
 
@@ -120,10 +118,7 @@ final class HTTPClientCoroutineTests: XCTestCase {
         outcome.success("\(error)")
       }
     }
-    let done = DispatchSemaphore(value: 0)
-    outcome.whenComplete { _ in done.signal() }
-    XCTAssertEqual(done.wait(timeout: .now() + 20), .success)
-    XCTAssertEqual(try outcome.result?.get(), "canceled")
+    XCTAssertEqual(try self.outcome(of: outcome), "canceled")
     XCTAssertFalse(server.waitForHangingRequest(timeout: 0.2), "a request was sent")
   }
 
