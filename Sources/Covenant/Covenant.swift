@@ -5,5 +5,5 @@
 // load Foundation imports `CovenantCore` instead (see Architecture.md, "Modules"). Dispatch is
 // re-exported too (as CovenantCore does): the API is written in its types.
 @_exported import CovenantCore
-@_exported import Dispatch
 @_exported import CovenantFoundation
+@_exported import Dispatch
