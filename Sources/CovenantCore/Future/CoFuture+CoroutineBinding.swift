@@ -11,12 +11,12 @@ extension CoFuture {
   /// any number of them.
   package func cancelWhenCurrentCoroutineIsCanceled() {
     guard let coroutine = CoroutineContext.current else { return }
-    // Strong to the coroutine, weak to the future: the coroutine is running (its finish
-    // callbacks are dropped once run, or taken out below); the future, once nobody holds it,
-    // has nothing left to cancel.
+    // Weak to both: the callback runs while the coroutine finishes (so it is there), and its
+    // node may outlive the coroutine in the future's observer below, which must not keep the
+    // coroutine object; the future, once nobody holds it, has nothing left to cancel.
     guard
-      let node = coroutine.whenFinished({ [weak self] in
-        if coroutine.isCanceled { self?.cancel() }
+      let node = coroutine.whenFinished({ [weak self, weak coroutine] in
+        if coroutine?.isCanceled == true { self?.cancel() }
       })
     else { return }
     whenResolved { [weak coroutine] _ in _ = coroutine?.removeFinishCallback(node) }
