@@ -20,6 +20,7 @@
 
 #include "cov_atomics.h"   // atomics and a lock for the Swift layer
 #include "cov_registry.h"  // the registry of live coroutines, for snapshots
+#include "cov_system.h"    // system calls of the system layer (threads, poller, processes)
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,150 @@
+import CCoroutineContext
+import Dispatch
+
+/// The working part of a `BlockingPool`: its lock-protected state, its threads' loop and the
+/// wake-up semaphore idle threads wait on. Threads hold it (not the public pool), so that the
+/// pool's `deinit` can tell them to leave.
+final class BlockingPoolCore: Sendable {
+  let threadLimit: Int
+  /// What the pool's threads are called (at most 15 bytes: Linux keeps no more).
+  let threadName: String
+  let state = InlineMutex(BlockingPoolState())
+  /// Signalled once for each idle thread a submission claims (`BlockingPoolState.idle`).
+  private let wakeUp = DispatchSemaphore(value: 0)
+
+  /// How long a thread waits idle for work before it ends (and is made again when needed).
+  static let keepAlive = DispatchTimeInterval.seconds(10)
+
+  init(threadLimit: Int, threadName: String) {
+    self.threadLimit = threadLimit
+    self.threadName = threadName
+  }
+
+  /// The mark the pool's threads carry (`cov_thread_tag`): the core's address.
+  var threadTag: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
+
+  // MARK: Callers
+
+  /// Runs `job` on a pool thread while the current coroutine is suspended (its detail for
+  /// snapshots: `detail`). Cancelled while queued, the job leaves the queue and this throws;
+  /// cancelled once its closure runs, this waits for the closure (it cannot be interrupted) and
+  /// returns normally, the outcome stored in the job.
+  func await(_ job: some BlockingJob, detail: UInt) throws(CoroutineError) {
+    do {
+      try SystemWaiter.wait(detail: detail, register: { submit(job, waiter: $0) }, withdraw: {})
+    } catch {
+      switch state.withCriticalSection({ $0.withdraw(job) }) {
+      case .withdrawn: throw error
+      case .finished: return
+      case .new, .queued, .running: awaitRunningClosure(of: job, detail: detail)
+      }
+    }
+  }
+
+  /// Blocks the calling thread (not a coroutine) until `job` has run on a pool thread.
+  func awaitBlocking(_ job: some BlockingJob) {
+    try? SystemWaiter.wait(register: { submit(job, waiter: $0) }, withdraw: {})
+  }
+
+  /// The rest of a cancelled coroutine's wait for a closure that already runs: the coroutine's
+  /// frames (with the caller's closure context and the job) must outlive the closure.
+  private func awaitRunningClosure(of job: some BlockingJob, detail: UInt) {
+    let coroutine = CoroutineContext.current.unsafelyUnwrapped  // the caller is one
+    while true {
+      coroutine.suspendUninterruptibly(.callback, detail: detail) { waker in
+        let finished = state.withCriticalSection { _ -> Bool in
+          if job.phase == .finished { return true }
+          job.waiter = .coroutine(waker)
+          return false
+        }
+        if finished { waker.resume() }
+      }
+      if state.withCriticalSection({ _ in job.phase == .finished }) { return }
+    }
+  }
+
+  /// Queues `job` for a thread, with `waiter` to resume when it is done; wakes or starts a
+  /// thread for it when the pool has room.
+  private func submit(_ job: some BlockingJob, waiter: SystemWaiter) {
+    let start = state.withCriticalSection { state in
+      job.waiter = waiter
+      return state.submit(job, threadLimit: threadLimit)
+    }
+    switch start {
+    case .none: break
+    case .wakeIdleThread: wakeUp.signal()
+    case .startThread: startThread()
+    }
+  }
+
+  /// Starts one thread (already counted). If the system refuses and no thread is left, the
+  /// queued jobs fail with the error rather than wait forever.
+  private func startThread() {
+    let context = Unmanaged.passRetained(self).toOpaque()
+    let error = cov_thread_start(
+      { context in
+        Unmanaged<BlockingPoolCore>.fromOpaque(context.unsafelyUnwrapped).takeRetainedValue()
+          .threadLoop()
+      }, context, threadName, 0)
+    guard error != 0 else { return }
+    Unmanaged<BlockingPoolCore>.fromOpaque(context).release()
+    let failure = CoSystemError(operation: "pthread_create", path: threadName, code: error)
+    for waiter in state.withCriticalSection({ $0.threadDidNotStart(failure) }) { waiter.resume() }
+  }
+
+  /// Tells idle threads to leave (the pool was deinitialized: nobody can submit any more).
+  func shutDown() {
+    let idle = state.withCriticalSection { state -> Int in
+      state.isShutDown = true
+      defer { state.idle = 0 }
+      return state.idle
+    }
+    for _ in 0..<idle { wakeUp.signal() }
+  }
+
+  // MARK: Threads
+
+  /// A pool thread: runs queued jobs in order; reports each finished one in the same critical
+  /// section that takes the next; waits idle for `keepAlive`, then ends.
+  private func threadLoop() {
+    cov_thread_set_tag(threadTag)
+    var finished: (any BlockingJob)?
+    while true {
+      let (next, waiter, leave) = state.withCriticalSection {
+        state -> ((any BlockingJob)?, SystemWaiter?, Bool) in
+        let waiter = finished.flatMap { state.finish($0) }
+        if let next = state.takeNext() { return (next, waiter, false) }
+        if state.isShutDown {
+          state.threads -= 1
+          return (nil, waiter, true)
+        }
+        state.idle += 1
+        return (nil, waiter, false)
+      }
+      finished = nil
+      waiter?.resume()
+      if let next {
+        next.run()
+        finished = next
+      } else if leave || !waitIdle() {
+        return
+      }
+    }
+  }
+
+  /// Waits, idle, for a submission to claim this thread; false when the thread should end
+  /// instead (idle for `keepAlive`).
+  private func waitIdle() -> Bool {
+    if wakeUp.wait(timeout: .now() + Self.keepAlive) == .success { return true }
+    let leave = state.withCriticalSection { state -> Bool in
+      // An unclaimed idle thread (this one, or one as good) leaves; if every idle thread has
+      // been claimed, a signal is on its way for this one.
+      guard state.idle > 0 else { return false }
+      state.idle -= 1
+      state.threads -= 1
+      return true
+    }
+    if !leave { wakeUp.wait() }
+    return !leave
+  }
+}
