@@ -25,6 +25,7 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #elif defined(__APPLE__)
+#include <TargetConditionals.h>
 #include <crt_externs.h>  // _NSGetEnviron: `environ` is not visible to a shared library there
 #include <sys/event.h>
 #include <sys/time.h>
@@ -341,6 +342,15 @@ static addclosefrom_function spawn_addclosefrom(void) {
 }
 #endif
 
+#if defined(__APPLE__) && !TARGET_OS_OSX
+// iOS, tvOS, watchOS and visionOS let no application start a process.
+int cov_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
+              const char *directory, int stdin_fd, int stdout_fd, int stderr_fd) {
+  (void)pid, (void)path, (void)argv, (void)envp, (void)directory;
+  (void)stdin_fd, (void)stdout_fd, (void)stderr_fd;
+  return ENOSYS;
+}
+#else
 int cov_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
               const char *directory, int stdin_fd, int stdout_fd, int stderr_fd) {
   posix_spawn_file_actions_t actions;
@@ -388,6 +398,7 @@ int cov_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp
   posix_spawn_file_actions_destroy(&actions);
   return error;
 }
+#endif
 
 int cov_reap(pid_t pid, int *exit_code, int *signal_number) {
   int status = 0;

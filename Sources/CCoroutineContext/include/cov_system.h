@@ -104,7 +104,8 @@ int cov_pidfd_open(pid_t pid);
 /// is close-on-exec stays out of the child; on Apple platforms
 /// (POSIX_SPAWN_CLOEXEC_DEFAULT) and glibc 2.34 and later (`addclosefrom_np`) all others do too.
 /// Returns 0 with `*pid` set, or an errno value (ENOENT, EACCES, ENOEXEC for the executable or
-/// the directory; ENOSYS if a directory is asked for and this C library cannot change one).
+/// the directory; ENOSYS if a directory is asked for and this C library cannot change one, and
+/// always on iOS, tvOS, watchOS and visionOS, where applications cannot start processes).
 int cov_spawn(pid_t *pid, const char *path, char *const argv[], char *const envp[],
               const char *directory, int stdin_fd, int stdout_fd, int stderr_fd);
 

@@ -53,29 +53,29 @@ enum PosixFile {
   /// `/proc` whose size says 0) until the end.
   static func readAll(_ fd: Int32, path: String) throws(CoSystemError) -> [UInt8] {
     var status = stat()
-    let isRegular = fstat(fd, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-    let size = isRegular ? Int(status.st_size) : 0
-    var bytes = try [UInt8](unsafeUninitializedCapacity: size) {
+    guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size > 0 else {
+      return try readToEnd(fd, path: path)
+    }
+    return try [UInt8](unsafeUninitializedCapacity: Int(status.st_size)) {
       (buffer, count) throws(CoSystemError) in
       count = 0
       while count < buffer.count {
-        let n = try read(fd, into: buffer.baseAddress! + count, count: buffer.count - count, path: path)
+        let n = try read(
+          fd, into: buffer.baseAddress! + count, count: buffer.count - count, path: path)
         if n == 0 { break }
         count += n
       }
     }
-    if isRegular && size > 0 { return bytes }
+  }
+
+  /// Reads `fd` to its end, whatever its size says (a pipe, a file of `/proc`).
+  private static func readToEnd(_ fd: Int32, path: String) throws(CoSystemError) -> [UInt8] {
     let chunkSize = 64 << 10
+    let bytes = ByteAccumulator(capacity: chunkSize)
     while true {
-      let before = bytes.count
-      bytes.reserveCapacity(before + chunkSize)
-      bytes.append(contentsOf: repeatElement(0, count: chunkSize))
-      let readCount = bytes.withUnsafeMutableBytes {
-        readOrError(fd, into: $0.baseAddress! + before, count: chunkSize)
-      }
-      if readCount < 0 { throw CoSystemError(operation: "read", path: path, code: -Int32(readCount)) }
-      bytes.removeLast(chunkSize - readCount)
-      if readCount == 0 { return bytes }
+      let count = try read(fd, into: bytes.reserve(chunkSize), count: chunkSize, path: path)
+      if count == 0 { return bytes.takeBytes() }
+      bytes.commit(count)
     }
   }
 
@@ -111,15 +111,15 @@ enum PosixFile {
   }
 }
 
-// The C library's calls under names of their own: `PosixFile`'s methods of the same names
-// would hide them.
-private func systemOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
+// The C library's calls under names of their own, for the types of the system layer whose
+// methods of the same names (`open`, `close`, `read`, `write`) would hide them.
+func systemOpen(_ path: UnsafePointer<CChar>, _ flags: Int32, _ mode: mode_t) -> Int32 {
   open(path, flags, mode)
 }
-private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
   read(fd, buffer, count)
 }
-private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
   write(fd, buffer, count)
 }

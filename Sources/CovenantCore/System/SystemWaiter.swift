@@ -45,3 +45,14 @@ enum SystemWaiter: @unchecked Sendable {
     }
   }
 }
+
+/// A value that a party resuming a `SystemWaiter` leaves for it: written before `resume()`,
+/// read by the waiter after its wait returned.
+///
+/// `@unchecked Sendable`: the resume (a waker's claim and wake, or a semaphore signal) orders
+/// the write before the read; nothing else touches it.
+final class WaiterSlot<Value>: @unchecked Sendable {
+  var value: Value
+
+  init(_ value: Value) { self.value = value }
+}
