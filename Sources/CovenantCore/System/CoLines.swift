@@ -122,6 +122,9 @@ public final class CoLines: Sequence, IteratorProtocol, @unchecked Sendable {
         if textEnd > start && buffer.load(fromByteOffset: textEnd - 1, as: UInt8.self) == 0x0D {
           textEnd -= 1
         }
+        if textEnd - start > maxLineLength {
+          throw CoSystemError(operation: "read line", path: source.path, code: EMSGSIZE)
+        }
         let line = try text(from: start, to: textEnd)
         start = lineEnd + 1
         return line
@@ -132,6 +135,9 @@ public final class CoLines: Sequence, IteratorProtocol, @unchecked Sendable {
       }
       if sourceEnded {
         guard pending > 0 else { return nil }
+        if pending > maxLineLength {
+          throw CoSystemError(operation: "read line", path: source.path, code: EMSGSIZE)
+        }
         let line = try text(from: start, to: end)
         start = end
         return line
