@@ -38,7 +38,9 @@ final class ByteAccumulator {
   func takeBytes() -> [UInt8] {
     defer { count = 0 }
     return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-      if count > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: storage, byteCount: count) }
+      if count > 0 {
+        UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: storage, byteCount: count)
+      }
       initialized = count
     }
   }

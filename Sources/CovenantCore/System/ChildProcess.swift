@@ -89,7 +89,8 @@ final class ChildProcess: WatcherClient, @unchecked Sendable {
       switch cov_reap(pid, &code, &signal) {
       case 0: return nil
       case 1: state.outcome = .success(signal != 0 ? .signaled(signal) : .exited(code))
-      default: state.outcome = .failure(CoSystemError(operation: "waitpid", path: executable, code: errno))
+      default:
+        state.outcome = .failure(CoSystemError(operation: "waitpid", path: executable, code: errno))
       }
       defer { state.killTimer = nil }
       return .some(state.killTimer)

@@ -22,8 +22,7 @@ extension CoFile {
   ///
   /// - Throws: `CoSystemError` (`open`, `write`, `fsync`, `fchmod`, `close`, `rename`; the
   ///   path is always `path`), `CoroutineError.canceled`.
-  public static func write(_ bytes: [UInt8], toPath path: String, atomically: Bool = true) throws
-  {
+  public static func write(_ bytes: [UInt8], toPath path: String, atomically: Bool = true) throws {
     try BlockingPool.shared.await { () throws -> Void in
       if atomically {
         try writeAtomically(bytes, toPath: path)
@@ -42,8 +41,7 @@ extension CoFile {
 
   /// Writes `string` (as UTF-8) as the whole content of the file at `path`; see
   /// `write(_:toPath:atomically:)` for bytes.
-  public static func write(_ string: String, toPath path: String, atomically: Bool = true) throws
-  {
+  public static func write(_ string: String, toPath path: String, atomically: Bool = true) throws {
     try write(Array(string.utf8), toPath: path, atomically: atomically)
   }
 
@@ -113,7 +111,7 @@ extension CoFile {
       let temporary = "\(directory)/.\(stem).covenant-\(getpid())-\(serial)"
       do throws(CoSystemError) {
         return (try PosixFile.open(temporary, O_WRONLY | O_CREAT | O_EXCL), temporary)
-      } catch where error.code == EEXIST {
+      } catch  where error.code == EEXIST {
         continue
       } catch {
         throw CoSystemError(operation: "open", path: reportedPath, code: error.code)

@@ -145,7 +145,9 @@ final class IOWatcher: Sendable {
         client?.watcherEvent(event.flags)
       }
       if polling {
-        let polled = state.withCriticalSection { state in state.polled.compactMap { state.clients[$0] } }
+        let polled = state.withCriticalSection { state in
+          state.polled.compactMap { state.clients[$0] }
+        }
         for child in polled { child.watcherEvent(UInt32(COV_POLL_EXITED)) }
       }
     }

@@ -4,7 +4,6 @@ import Dispatch
 import Foundation
 import XCTest
 
-
 final class BlockingPoolTests: XCTestCase {
   /// The closure runs on one of the pool's threads; its value comes back to the coroutine,
   /// which continues on its own queue; an error it throws is rethrown.
@@ -18,7 +17,9 @@ final class BlockingPoolTests: XCTestCase {
       }
       let onQueue = DispatchQueue.getSpecific(key: key)
       do {
-        _ = try pool.await { () throws -> Int in throw CoSystemError(operation: "x", path: "y", code: EIO) }
+        _ = try pool.await { () throws -> Int in
+          throw CoSystemError(operation: "x", path: "y", code: EIO)
+        }
         return (name, onQueue, false)
       } catch let error as CoSystemError {
         return (name, onQueue, error.code == EIO)
@@ -246,7 +247,8 @@ final class BlockingPoolTests: XCTestCase {
   ) throws -> T {
     let done = DispatchSemaphore(value: 0)
     future.whenComplete { _ in done.signal() }
-    XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "future pending", file: file, line: line)
+    XCTAssertEqual(
+      done.wait(timeout: .now() + 30), .success, "future pending", file: file, line: line)
     return try XCTUnwrap(future.result, file: file, line: line).get()
   }
 }

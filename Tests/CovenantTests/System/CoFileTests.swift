@@ -101,7 +101,8 @@ final class CoFileTests: XCTestCase {
   func testLinesSplitting() throws {
     let path = directory.file("lines")
     try CoFile.write("a\r\n\nb\nlast", toPath: path)
-    XCTAssertEqual(try inCoroutine { Array(try CoFile.lines(atPath: path)) }, ["a", "", "b", "last"])
+    XCTAssertEqual(
+      try inCoroutine { Array(try CoFile.lines(atPath: path)) }, ["a", "", "b", "last"])
     try CoFile.write("", toPath: path)
     XCTAssertEqual(Array(try CoFile.lines(atPath: path)), [])
     try CoFile.write("only\n", toPath: path)
@@ -177,7 +178,8 @@ final class CoFileTests: XCTestCase {
   /// A cancelled iteration ends, and says why.
   func testCancelledIterationEnds() throws {
     let path = directory.file("cancel")
-    try CoFile.write(String(repeating: String(repeating: "c", count: 1000) + "\n", count: 2000), toPath: path)
+    try CoFile.write(
+      String(repeating: String(repeating: "c", count: 1000) + "\n", count: 2000), toPath: path)
     let scope = CoScope()
     let seen = Locked((lines: 0, error: ""))
     DispatchQueue.global().startCoroutine(in: scope) {

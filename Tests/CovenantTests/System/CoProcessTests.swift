@@ -75,7 +75,8 @@ final class CoProcessTests: XCTestCase {
       XCTAssertEqual((error as? CoSystemError)?.operation, "chdir")
       XCTAssertEqual((error as? CoSystemError)?.name, "ENOENT")
     }
-    XCTAssertTrue("\(CoSystemError(operation: "open", path: "/x", code: ENOENT))".contains("ENOENT"))
+    XCTAssertTrue(
+      "\(CoSystemError(operation: "open", path: "/x", code: ENOENT))".contains("ENOENT"))
   }
 
   /// A handle streams output lines and takes input; `wait` returns the exit status.
@@ -119,7 +120,8 @@ final class CoProcessTests: XCTestCase {
 
   /// A child that ignores SIGTERM is killed after the grace period, and reaped.
   func testChildIgnoringSIGTERMIsKilledAfterTheGracePeriod() throws {
-    try checkCancelledRunReaps(script: "trap '' TERM; exec sleep 30", gracePeriod: .milliseconds(100))
+    try checkCancelledRunReaps(
+      script: "trap '' TERM; exec sleep 30", gracePeriod: .milliseconds(100))
   }
 
   /// Cancelling `wait()` terminates the child too.
