@@ -46,7 +46,7 @@ final class ChildProcess: WatcherClient, @unchecked Sendable {
     self.pid = pid
     self.executable = executable
     self.watcher = watcher
-    pidfd = cov_pidfd_open(pid)
+    pidfd = CoProcess.pollsExits.load(ordering: .relaxed) ? -1 : cov_pidfd_open(pid)
     token = watcher.register(self)
     if watcher.armExit(pid: pid, pidfd: pidfd, token: token) != 0 {
       reapIfExited()  // ESRCH: already gone (Apple platforms); anything else: try anyway

@@ -65,6 +65,10 @@ public final class CoProcess: @unchecked Sendable {
   private let input: PipeWriter
   private let child: ChildProcess
 
+  /// For tests: children started while it is set get no pidfd, and their exits are polled, as
+  /// on a kernel before 5.3 or under a seccomp filter that refuses `pidfd_open`.
+  package static let pollsExits = InlineAtomic<Bool>(false)
+
   init(
     child: ChildProcess, input: PipeWriter, output: CoLines, errors: CoLines,
     terminationGracePeriod: DispatchTimeInterval

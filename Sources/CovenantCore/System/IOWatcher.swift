@@ -29,10 +29,18 @@ protocol WatcherClient: AnyObject, Sendable {
 /// The thread blocks SIGPIPE: writes into a child's standard input are made here, so a child
 /// that exited turns them into `EPIPE` errors rather than a signal that stops the process.
 final class IOWatcher: Sendable {
-  /// The process's watcher, made (with its thread) on first use.
-  static func shared() throws(CoSystemError) -> IOWatcher { try sharedWatcher.get() }
+  /// The process's watcher, made (with its thread) on first use. A failure (no descriptor or
+  /// thread to be had) is thrown to that caller and tried again by the next.
+  static func shared() throws(CoSystemError) -> IOWatcher {
+    try sharedWatcher.withCriticalSection { watcher throws(CoSystemError) -> IOWatcher in
+      if let watcher { return watcher }
+      let made = try IOWatcher()
+      watcher = made
+      return made
+    }
+  }
 
-  private static let sharedWatcher = Result { () throws(CoSystemError) in try IOWatcher() }
+  private static let sharedWatcher = InlineMutex<IOWatcher?>(nil)
 
   private struct State {
     var clients: [UInt64: any WatcherClient] = [:]
@@ -52,14 +60,23 @@ final class IOWatcher: Sendable {
     if poller < 0 { throw CoSystemError(operation: "epoll_create1", path: "", code: errno) }
     var wake: [Int32] = [-1, -1]
     let error = cov_pipe(&wake, 1, 1)
-    if error != 0 { throw CoSystemError(operation: "pipe", path: "", code: error) }
+    if error != 0 {
+      _ = systemClose(poller)
+      throw CoSystemError(operation: "pipe", path: "", code: error)
+    }
     (wakeReader, wakeWriter) = (wake[0], wake[1])
     _ = cov_poller_arm(poller, wakeReader, 0, 0)
+    // The thread holds the watcher for good: the process has one, for its whole life.
+    let context = Unmanaged.passRetained(self)
     let started = cov_thread_start(
       { context in
         Unmanaged<IOWatcher>.fromOpaque(context.unsafelyUnwrapped).takeRetainedValue().run()
-      }, Unmanaged.passRetained(self).toOpaque(), "cov-watcher", 1)
-    if started != 0 { throw CoSystemError(operation: "pthread_create", path: "", code: started) }
+      }, context.toOpaque(), "cov-watcher", 1)
+    if started != 0 {
+      context.release()
+      for fd in [poller, wakeReader, wakeWriter] { _ = systemClose(fd) }
+      throw CoSystemError(operation: "pthread_create", path: "", code: started)
+    }
   }
 
   // MARK: Clients

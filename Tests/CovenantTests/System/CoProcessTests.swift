@@ -145,6 +145,23 @@ final class CoProcessTests: XCTestCase {
     waitUntil { ProcInspector.state(of: sleeper.processIdentifier) == nil }
   }
 
+  /// Without a pidfd (kernels before 5.3, seccomp filters), exits are polled: children are
+  /// still reaped and waited for, and a cancelled run still terminates its child.
+  func testExitsArePolledWithoutAPidfd() throws {
+    CoProcess.pollsExits.store(true, ordering: .relaxed)
+    defer { CoProcess.pollsExits.store(false, ordering: .relaxed) }
+    let result = try inCoroutine {
+      try CoProcess.run("sh", arguments: ["-c", "echo polled; exit 4"])
+    }
+    XCTAssertEqual(result.status, .exited(4))
+    XCTAssertEqual(result.standardOutput, Array("polled\n".utf8))
+    let sleeper = try CoProcess.start("sleep", arguments: ["30"])
+    sleeper.terminate()
+    XCTAssertEqual(try sleeper.wait(), .signaled(SIGTERM))
+    waitUntil { ProcInspector.state(of: sleeper.processIdentifier) == nil }
+    try checkCancelledRunReaps(script: "exec sleep 30", gracePeriod: .seconds(5))
+  }
+
   /// A child whose handle is released while it runs is still reaped when it exits.
   func testAbandonedChildIsReapedWhenItExits() throws {
     var pid: Int32 = 0
