@@ -140,7 +140,7 @@ final class BlockingPoolTests: XCTestCase {
     let gate = Gate()
     let blocker = DispatchQueue.global().coroutineFuture { try pool.await { gate.wait() } }
     waitUntil { pool.counters.running == 1 }
-    let callers = TestScale.stress(10_000)
+    let callers = TestScale.liveCoroutines(10_000)
     let scope = CoScope()
     let ran = Locked(0)
     let queue = DispatchQueue(label: "pool.many")
