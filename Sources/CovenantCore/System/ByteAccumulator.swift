@@ -21,12 +21,8 @@ final class ByteAccumulator {
   /// for a read to fill; then `commit` how many it wrote.
   func reserve(_ extra: Int) -> UnsafeMutableRawPointer {
     if capacity - count < extra {
-      let grown = Swift.max(capacity * 2, count + extra)
-      let bigger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-      bigger.copyMemory(from: storage, byteCount: count)
-      storage.deallocate()
-      storage = bigger
-      capacity = grown
+      capacity = Swift.max(capacity * 2, count + extra)
+      storage = reallocate(storage, keeping: count, capacity: capacity)
     }
     return storage + count
   }
@@ -44,4 +40,15 @@ final class ByteAccumulator {
       initialized = count
     }
   }
+}
+
+/// A new allocation of `capacity` bytes holding the first `count` bytes of `buffer`, which is
+/// freed: how the system layer's byte buffers grow.
+func reallocate(_ buffer: UnsafeMutableRawPointer, keeping count: Int, capacity: Int)
+  -> UnsafeMutableRawPointer
+{
+  let bigger = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
+  bigger.copyMemory(from: buffer, byteCount: count)
+  buffer.deallocate()
+  return bigger
 }

@@ -27,14 +27,7 @@ extension CoFile {
       if atomically {
         try writeAtomically(bytes, toPath: path)
       } else {
-        let fd = try PosixFile.open(path, O_WRONLY | O_CREAT | O_TRUNC)
-        do throws(CoSystemError) {
-          try PosixFile.writeAll(fd, bytes, path: path)
-        } catch {
-          try? PosixFile.close(fd, path: path)
-          throw error
-        }
-        try PosixFile.close(fd, path: path)
+        try PosixFile.write(bytes, toPath: path, flags: O_TRUNC)
       }
     }
   }
@@ -52,14 +45,7 @@ extension CoFile {
   /// - Throws: `CoSystemError` (`open`, `write`, `close`), `CoroutineError.canceled`.
   public static func append(_ bytes: [UInt8], toPath path: String) throws {
     try BlockingPool.shared.await { () throws -> Void in
-      let fd = try PosixFile.open(path, O_WRONLY | O_CREAT | O_APPEND)
-      do throws(CoSystemError) {
-        try PosixFile.writeAll(fd, bytes, path: path)
-      } catch {
-        try? PosixFile.close(fd, path: path)
-        throw error
-      }
-      try PosixFile.close(fd, path: path)
+      try PosixFile.write(bytes, toPath: path, flags: O_APPEND)
     }
   }
 

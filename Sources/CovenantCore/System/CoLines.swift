@@ -167,12 +167,8 @@ public final class CoLines: Sequence, IteratorProtocol, @unchecked Sendable {
       start = 0
     }
     if capacity - end < chunkSize / 2 {
-      let grown = Swift.max(capacity * 2, end + chunkSize)
-      let bigger = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 16)
-      bigger.copyMemory(from: buffer, byteCount: end)
-      buffer.deallocate()
-      buffer = bigger
-      capacity = grown
+      capacity = Swift.max(capacity * 2, end + chunkSize)
+      buffer = reallocate(buffer, keeping: end, capacity: capacity)
     }
     let count = try source.read(into: buffer + end, count: capacity - end)
     if count == 0 { sourceEnded = true } else { end += count }

@@ -52,8 +52,12 @@ extension CoProcess {
       workingDirectory: workingDirectory, pipingInput: input != nil)
     let parts = ProcessRunCompletion(parts: 3)  // both outputs ended, the child reaped
     let child = ChildProcess(pid: launched.pid, executable: launched.path, watcher: watcher)
-    let output = OutputCollector(fd: launched.output, watcher: watcher) { parts.partEnded() }
-    let errors = OutputCollector(fd: launched.errors, watcher: watcher) { parts.partEnded() }
+    let output = OutputCollector(fd: launched.output, path: launched.path, watcher: watcher) {
+      parts.partEnded()
+    }
+    let errors = OutputCollector(fd: launched.errors, path: launched.path, watcher: watcher) {
+      parts.partEnded()
+    }
     let feeder =
       launched.input < 0
       ? nil : PipeWriter(fd: launched.input, path: launched.path, watcher: watcher)

@@ -14,10 +14,7 @@
 ///
 /// `@unchecked Sendable`: the bytes and the descriptor are only touched under `state`'s lock,
 /// the reads included, so that `close()` can never close the descriptor while a read uses it.
-final class OutputCollector: WatcherClient, @unchecked Sendable {
-  private let fd: Int32
-  private let watcher: IOWatcher
-  private var token: UInt64 = 0
+final class OutputCollector: WatchedPipe, @unchecked Sendable {
   private static let chunkSize = 64 << 10
 
   private struct State {
@@ -31,11 +28,9 @@ final class OutputCollector: WatcherClient, @unchecked Sendable {
 
   /// Collects from `fd` once `start()` is called; `onEnd` is called (on the watcher's thread)
   /// at the end of the output, after which the pipe is closed.
-  init(fd: Int32, watcher: IOWatcher, onEnd: @escaping @Sendable () -> Void) {
-    self.fd = fd
-    self.watcher = watcher
+  init(fd: Int32, path: String, watcher: IOWatcher, onEnd: @escaping @Sendable () -> Void) {
     state = InlineMutex(State(onEnd: onEnd))
-    token = watcher.register(self)
+    super.init(fd: fd, path: path, watcher: watcher)
   }
 
   deinit { close() }
@@ -47,7 +42,7 @@ final class OutputCollector: WatcherClient, @unchecked Sendable {
     state.withCriticalSection { $0.bytes.takeBytes() }
   }
 
-  func watcherEvent(_ flags: UInt32) {
+  override func watcherEvent(_ flags: UInt32) {
     let (ended, rearm) = state.withCriticalSection { state -> ((@Sendable () -> Void)?, Bool) in
       guard !state.isClosed else { return (nil, false) }
       while true {
@@ -66,7 +61,7 @@ final class OutputCollector: WatcherClient, @unchecked Sendable {
         return (state.onEnd, false)
       }
     }
-    if rearm && watcher.arm(fd, forWriting: false, token: token) != 0 {
+    if rearm && !arm(forWriting: false) {
       // Cannot be watched (never expected): end the output rather than hang.
       let onEnd = state.withCriticalSection { state -> (@Sendable () -> Void)? in
         closeDescriptor(&state)
@@ -89,8 +84,6 @@ final class OutputCollector: WatcherClient, @unchecked Sendable {
   private func closeDescriptor(_ state: inout State) {
     guard !state.isClosed else { return }
     state.isClosed = true
-    watcher.unregister(token)
-    watcher.forget(fd)
-    _ = systemClose(fd)
+    forgetAndClose()
   }
 }

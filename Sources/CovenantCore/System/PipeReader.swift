@@ -13,21 +13,10 @@
 ///
 /// `@unchecked Sendable`: `isClosed` and the reads belong to the one consumer (`CoLines`
 /// checks); the waiter is handed between the consumer and the watcher under `waiter`'s lock.
-final class PipeReader: LineSource, WatcherClient, @unchecked Sendable {
-  let path: String
-  private let fd: Int32
-  private let watcher: IOWatcher
-  private var token: UInt64 = 0
+final class PipeReader: WatchedPipe, LineSource, @unchecked Sendable {
   private var isClosed = false
   /// The consumer waiting for the pipe to become readable.
   private let waiter = InlineMutex<SystemWaiter?>(nil)
-
-  init(fd: Int32, path: String, watcher: IOWatcher) {
-    self.fd = fd
-    self.path = path
-    self.watcher = watcher
-    token = watcher.register(self)
-  }
 
   deinit { close() }
 
@@ -53,7 +42,7 @@ final class PipeReader: LineSource, WatcherClient, @unchecked Sendable {
       detail: metadataBits(CoProcess.self),
       register: { waiting in
         waiter.withCriticalSection { $0 = waiting }  // before arming: the event may come at once
-        if watcher.arm(fd, forWriting: false, token: token) != 0 {
+        if !arm(forWriting: false) {
           // Cannot be watched (never expected): let the read report what is wrong.
           waiter.withCriticalSection { $0 = nil }
           waiting.resume()
@@ -62,7 +51,7 @@ final class PipeReader: LineSource, WatcherClient, @unchecked Sendable {
       withdraw: { waiter.withCriticalSection { $0 = nil } })
   }
 
-  func watcherEvent(_ flags: UInt32) {
+  override func watcherEvent(_ flags: UInt32) {
     waiter.withCriticalSection { waiting -> SystemWaiter? in
       defer { waiting = nil }
       return waiting
@@ -72,8 +61,6 @@ final class PipeReader: LineSource, WatcherClient, @unchecked Sendable {
   func close() {
     guard !isClosed else { return }
     isClosed = true
-    watcher.unregister(token)
-    watcher.forget(fd)
-    _ = systemClose(fd)
+    forgetAndClose()
   }
 }

@@ -13,12 +13,7 @@
 ///
 /// `@unchecked Sendable`: everything is under `state`'s lock, the writes included, so that
 /// `close()` can never close the descriptor while a write uses it.
-final class PipeWriter: WatcherClient, @unchecked Sendable {
-  let path: String
-  private let fd: Int32
-  private let watcher: IOWatcher
-  private var token: UInt64 = 0
-
+final class PipeWriter: WatchedPipe, @unchecked Sendable {
   private struct Pending {
     var bytes: [UInt8]
     var offset: Int
@@ -32,13 +27,6 @@ final class PipeWriter: WatcherClient, @unchecked Sendable {
   }
 
   private let state = InlineMutex(State())
-
-  init(fd: Int32, path: String, watcher: IOWatcher) {
-    self.fd = fd
-    self.path = path
-    self.watcher = watcher
-    token = watcher.register(self)
-  }
 
   deinit { close() }
 
@@ -54,7 +42,7 @@ final class PipeWriter: WatcherClient, @unchecked Sendable {
     }
     if refusal != 0 { return done(refusal) }
     if bytes.isEmpty { return watcherEvent(0) }
-    if watcher.arm(fd, forWriting: true, token: token) != 0 { watcherEvent(0) }
+    if !arm(forWriting: true) { watcherEvent(0) }
   }
 
   /// Writes all of `bytes`, suspending the calling coroutine (or blocking the thread) until the
@@ -77,7 +65,7 @@ final class PipeWriter: WatcherClient, @unchecked Sendable {
     if code != 0 { throw CoSystemError(operation: "write", path: path, code: code) }
   }
 
-  func watcherEvent(_ flags: UInt32) {
+  override func watcherEvent(_ flags: UInt32) {
     let (done, code, rearm) = state.withCriticalSection {
       state -> ((@Sendable (Int32) -> Void)?, Int32, Bool) in
       guard !state.isClosed, var pending = state.pending else { return (nil, 0, false) }
@@ -100,7 +88,7 @@ final class PipeWriter: WatcherClient, @unchecked Sendable {
       }
       return (pending.done, 0, false)
     }
-    if rearm, watcher.arm(fd, forWriting: true, token: token) != 0 {
+    if rearm, !arm(forWriting: true) {
       // Cannot be watched (never expected): fail the write rather than leave it hanging.
       let abandoned = state.withCriticalSection { state -> Pending? in
         defer { state.pending = nil }
@@ -121,9 +109,7 @@ final class PipeWriter: WatcherClient, @unchecked Sendable {
       return .some(state.pending)
     }
     guard let abandoned else { return }
-    watcher.unregister(token)
-    watcher.forget(fd)
-    _ = systemClose(fd)
+    forgetAndClose()
     abandoned?.done(EPIPE)
   }
 }

@@ -96,6 +96,19 @@ enum PosixFile {
     if failure != 0 { throw CoSystemError(operation: "write", path: path, code: failure) }
   }
 
+  /// Opens (creating) `path` for writing with `flags` added (`O_TRUNC`, `O_APPEND`), writes
+  /// all of `bytes` and closes it.
+  static func write(_ bytes: [UInt8], toPath path: String, flags: Int32) throws(CoSystemError) {
+    let fd = try open(path, O_WRONLY | O_CREAT | flags)
+    do throws(CoSystemError) {
+      try writeAll(fd, bytes, path: path)
+    } catch {
+      try? close(fd, path: path)
+      throw error
+    }
+    try close(fd, path: path)
+  }
+
   /// Flushes `fd`'s data to the device.
   static func sync(_ fd: Int32, path: String) throws(CoSystemError) {
     while fsync(fd) != 0 {
