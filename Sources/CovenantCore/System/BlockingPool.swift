@@ -1,4 +1,5 @@
 import CCoroutineContext
+import Dispatch
 
 #if canImport(Darwin)
   import Darwin
@@ -66,11 +67,17 @@ public final class BlockingPool: Sendable {
   /// A pool of at most `threads` threads (started when work arrives).
   ///
   /// - Precondition: `threads >= 1`.
-  public init(threads: Int) {
+  public convenience init(threads: Int) {
+    self.init(threads: threads, keepAlive: .seconds(10))
+  }
+
+  /// A pool whose idle threads end after `keepAlive` (tests use a short one).
+  package init(threads: Int, keepAlive: DispatchTimeInterval) {
     // fatalError, not precondition: an optimized build drops a precondition's message.
     if threads < 1 { fatalError("BlockingPool(threads:) needs at least 1 thread, not \(threads)") }
     threadLimit = threads
-    core = BlockingPoolCore(threadLimit: threads, threadName: Self.nextThreadName())
+    core = BlockingPoolCore(
+      threadLimit: threads, threadName: Self.nextThreadName(), keepAlive: keepAlive)
   }
 
   deinit { core.shutDown() }

@@ -1,6 +1,14 @@
 import CCoroutineContext
 import Dispatch
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 /// The working part of a `BlockingPool`: its lock-protected state, its threads' loop and the
 /// wake-up semaphore idle threads wait on. Threads hold it (not the public pool), so that the
 /// pool's `deinit` can tell them to leave.
@@ -9,14 +17,23 @@ final class BlockingPoolCore: Sendable {
   /// What the pool's threads are called (at most 15 bytes: Linux keeps no more).
   let threadName: String
   let state = InlineMutex(BlockingPoolState())
-  /// Signalled once for each idle thread a submission claims (`BlockingPoolState.idle`).
+  /// Signalled once for each sleeping idle thread a submission claims
+  /// (`BlockingPoolState.idle`).
   private let wakeUp = DispatchSemaphore(value: 0)
+  /// Added to once for each spinning idle thread a submission claims
+  /// (`BlockingPoolState.spinning`).
+  private let handOffs = InlineAtomic<Int>(0)
 
   /// How long a thread waits idle for work before it ends (and is made again when needed).
-  static let keepAlive = DispatchTimeInterval.seconds(10)
+  let keepAlive: DispatchTimeInterval
 
-  init(threadLimit: Int, threadName: String) {
+  /// How many times an idle thread looks for work, yielding the processor in between, before
+  /// it sleeps (a few microseconds in all when nothing else is runnable).
+  static let pollsBeforeSleeping = 16
+
+  init(threadLimit: Int, threadName: String, keepAlive: DispatchTimeInterval) {
     self.threadLimit = threadLimit
+    self.keepAlive = keepAlive
     self.threadName = threadName
   }
 
@@ -72,6 +89,7 @@ final class BlockingPoolCore: Sendable {
     }
     switch start {
     case .none: break
+    case .handToSpinningThread: handOffs.wrappingAdd(1, ordering: .releasing)
     case .wakeIdleThread: wakeUp.signal()
     case .startThread: startThread()
     }
@@ -119,6 +137,7 @@ final class BlockingPoolCore: Sendable {
           return (nil, waiter, true)
         }
         state.idle += 1
+        state.spinning += 1
         return (nil, waiter, false)
       }
       finished = nil
@@ -134,17 +153,50 @@ final class BlockingPoolCore: Sendable {
 
   /// Waits, idle, for a submission to claim this thread; false when the thread should end
   /// instead (idle for `keepAlive`).
+  ///
+  /// A caller that awaits the pool in a loop submits again right after its coroutine resumes,
+  /// so the thread first *spins*: it polls an atomic count of hand-offs for a while, yielding
+  /// the processor between polls (to the thread that will submit, on a small machine), and a
+  /// submission that finds a spinning thread hands it the job with one atomic add, with no
+  /// futex sleep and wake-up on either side. Then it sleeps on the semaphore.
   private func waitIdle() -> Bool {
-    if wakeUp.wait(timeout: .now() + Self.keepAlive) == .success { return true }
+    for _ in 0..<Self.pollsBeforeSleeping {
+      if takeHandOff() { return true }
+      sched_yield()
+    }
+    let claimed = state.withCriticalSection { state -> Bool in
+      // Every spinning thread was claimed (this one, or one as good that took this one's
+      // hand-off already): a hand-off is on its way for this one.
+      guard state.spinning > 0 else { return true }
+      state.spinning -= 1
+      return false
+    }
+    if claimed {
+      while !takeHandOff() { sched_yield() }
+      return true
+    }
+    if wakeUp.wait(timeout: .now() + keepAlive) == .success { return true }
     let leave = state.withCriticalSection { state -> Bool in
-      // An unclaimed idle thread (this one, or one as good) leaves; if every idle thread has
-      // been claimed, a signal is on its way for this one.
-      guard state.idle > 0 else { return false }
+      // An unclaimed sleeping thread (this one, or one as good) leaves; if every sleeping
+      // thread has been claimed, a signal is on its way for this one.
+      guard state.idle > state.spinning else { return false }
       state.idle -= 1
       state.threads -= 1
       return true
     }
     if !leave { wakeUp.wait() }
     return !leave
+  }
+
+  /// Takes one hand-off meant for a spinning thread, if there is one.
+  private func takeHandOff() -> Bool {
+    var count = handOffs.load(ordering: .acquiring)
+    while count > 0 {
+      let (exchanged, original) = handOffs.compareExchange(
+        expected: count, desired: count - 1, ordering: .acquiringAndReleasing)
+      if exchanged { return true }
+      count = original
+    }
+    return false
   }
 }

@@ -15,9 +15,11 @@ struct BlockingPoolState: @unchecked Sendable {
   private var tombstones = 0
   /// Threads alive (running a job, looking for one, or idle).
   var threads = 0
-  /// Idle threads no submission has claimed yet (each claim is one signal of the wake-up
-  /// semaphore).
+  /// Idle threads no submission has claimed yet, spinning or sleeping.
   var idle = 0
+  /// Of the idle threads, those still spinning (polling for a hand-off before they sleep): a
+  /// claim of one is a hand-off (an atomic add), of a sleeping one a signal of the semaphore.
+  var spinning = 0
   /// Jobs whose closure runs now.
   var running = 0
   /// Jobs whose closure has returned or thrown, since the pool was made.
@@ -32,7 +34,9 @@ struct BlockingPoolState: @unchecked Sendable {
   enum Start {
     /// A thread will take the job: nothing to do.
     case none
-    /// Signal the wake-up semaphore once: an idle thread was claimed.
+    /// Add a hand-off: a spinning idle thread was claimed.
+    case handToSpinningThread
+    /// Signal the wake-up semaphore once: a sleeping idle thread was claimed.
     case wakeIdleThread
     /// Start a new thread (counted already).
     case startThread
@@ -42,6 +46,11 @@ struct BlockingPoolState: @unchecked Sendable {
   mutating func submit(_ job: any BlockingJob, threadLimit: Int) -> Start {
     job.phase = .queued
     queue.append(job)
+    if spinning > 0 {
+      spinning -= 1
+      idle -= 1
+      return .handToSpinningThread
+    }
     if idle > 0 {
       idle -= 1
       return .wakeIdleThread

@@ -82,6 +82,11 @@ public final class CoProcess: @unchecked Sendable {
     self.terminationGracePeriod = terminationGracePeriod
   }
 
+  // The watcher holds the pipe ends while they are registered, so they are closed here, not by
+  // their own deinitializers: the child's input now (it reads the end of it), its outputs when
+  // their line sequences are released.
+  deinit { input.close() }
+
   /// Starts `executable` with `arguments` and returns its handle at once, its standard input,
   /// output and error connected to the handle.
   ///

@@ -219,6 +219,55 @@ final class BlockingPoolTests: XCTestCase {
     waitUntil { ProcInspector.threads(named: name) == 0 }
   }
 
+  /// Many short awaits from many coroutines at once on a small pool: every hand-off between a
+  /// caller and a spinning or sleeping thread lands, the bound holds, and the counts add up.
+  func testManyShortAwaitsFromManyCoroutines() throws {
+    let pool = BlockingPool(threads: 3)
+    let coroutines = 12
+    let awaits = TestScale.stress(2_000, sanitizerDivisor: 10)
+    let inside = Locked((now: 0, most: 0))
+    let queue = DispatchQueue(label: "pool.short", attributes: .concurrent)
+    let futures = (0..<coroutines).map { index in
+      queue.coroutineFuture { () -> Int in
+        var sum = 0
+        for step in 0..<awaits {
+          sum += try pool.await { () -> Int in
+            inside.withLock {
+              $0.now += 1
+              $0.most = max($0.most, $0.now)
+            }
+            defer { inside.withLock { $0.now -= 1 } }
+            return index + step
+          }
+          if step % 100 == 0 { try Coroutine.yield() }
+        }
+        return sum
+      }
+    }
+    for (index, future) in futures.enumerated() {
+      XCTAssertEqual(try awaitResult(future), awaits * index + awaits * (awaits - 1) / 2)
+    }
+    XCTAssertLessThanOrEqual(inside.withLock { $0.most }, 3)
+    XCTAssertEqual(pool.counters.completed, coroutines * awaits)
+    XCTAssertLessThanOrEqual(pool.counters.threads, 3)
+  }
+
+  /// Idle threads end after the keep-alive, and the pool makes new ones for later work.
+  func testIdleThreadsEndAndComeBack() throws {
+    let pool = BlockingPool(threads: 2, keepAlive: .milliseconds(20))
+    let gate = Gate()
+    let first = (0..<2).map { _ in
+      DispatchQueue.global().coroutineFuture { try pool.await { gate.wait() } }
+    }
+    waitUntil { pool.counters.running == 2 }
+    XCTAssertEqual(ProcInspector.threads(named: pool.threadName), 2)
+    gate.open()
+    for future in first { try awaitResult(future) }
+    waitUntil { pool.counters.threads == 0 && ProcInspector.threads(named: pool.threadName) == 0 }
+    XCTAssertEqual(try pool.await { 5 }, 5)
+    XCTAssertEqual(pool.counters.completed, 3)
+  }
+
   /// The closure's captures are released on the pool thread once it has run, not kept until
   /// the caller's next step.
   func testClosureCapturesAreReleasedAfterTheCall() throws {

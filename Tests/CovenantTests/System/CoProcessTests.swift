@@ -162,6 +162,17 @@ final class CoProcessTests: XCTestCase {
     try checkCancelledRunReaps(script: "exec sleep 30", gracePeriod: .seconds(5))
   }
 
+  /// Releasing a handle closes the child's input: `cat` reads its end and exits.
+  func testReleasingTheHandleClosesTheChildsInput() throws {
+    var pid: Int32 = 0
+    try {
+      let cat = try CoProcess.start("cat")
+      pid = cat.processIdentifier
+      try cat.write(toStandardInput: "unread\n")
+    }()
+    waitUntil { ProcInspector.state(of: pid) == nil }
+  }
+
   /// A child whose handle is released while it runs is still reaped when it exits.
   func testAbandonedChildIsReapedWhenItExits() throws {
     var pid: Int32 = 0
