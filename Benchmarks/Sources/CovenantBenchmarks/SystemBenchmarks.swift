@@ -121,29 +121,31 @@ private func runInCoroutine(on queue: DispatchQueue, _ body: @escaping @Sendable
   if let error = failure.value { fatalError("system benchmark failed: \(error)") }
 }
 
-/// A file of `size` bytes of 1 KiB for B2, made once per run.
+/// A file of 1 KiB for B2, made once per run (removed at exit).
 let b2File: String = {
   let path = NSTemporaryDirectory() + "covenant-b2-\(getpid())"
-  FileManager.default.createFile(
+  _ = FileManager.default.createFile(
     atPath: path, contents: Data((0..<1024).map { UInt8(truncatingIfNeeded: $0) }))
   atexit { unlink(NSTemporaryDirectory() + "covenant-b2-\(getpid())") }
   return path
 }()
 
-/// Writes a file of `size` bytes of 80-byte lines (79 characters and `\n`) for B3.
-func makeLinesFile(size: Int) -> String {
+/// Writes a file of at least `size` bytes of 80-byte lines (79 characters and `\n`) for B3;
+/// returns its path and how many lines it has.
+func makeLinesFile(size: Int) -> (path: String, lines: Int) {
   let path = NSTemporaryDirectory() + "covenant-b3-\(getpid())"
   let line = Array(String(repeating: "0123456789", count: 8).utf8.prefix(79)) + [0x0A]
-  let block = Data((0..<(1 << 20) / line.count).flatMap { _ in line })
+  let linesPerBlock = (1 << 20) / line.count
+  let block = Data((0..<linesPerBlock).flatMap { _ in line })
   _ = FileManager.default.createFile(atPath: path, contents: nil)
   let handle = FileHandle(forWritingAtPath: path)!
-  var written = 0
-  while written < size {
+  var blocks = 0
+  while blocks * block.count < size {
     handle.write(block)
-    written += block.count
+    blocks += 1
   }
   try? handle.close()
-  return path
+  return (path, blocks * linesPerBlock)
 }
 
 // MARK: - Timed comparisons
@@ -198,10 +200,10 @@ func benchB2(_ effort: Effort) {
 
 func benchB3(_ effort: Effort) {
   let size = effort.quick ? 256 << 20 : 1 << 30
-  let path = makeLinesFile(size: size)
+  let (path, lineCount) = makeLinesFile(size: size)
   defer { unlink(path) }
   let queue = DispatchQueue(label: "bench.b3")
-  let megabytes = Double(size) / 1e6
+  let megabytes = Double(lineCount * 80) / 1e6
   var covenantRate: [Double] = []
   var baselineRate: [Double] = []
   var covenantPeak = 0
@@ -212,7 +214,7 @@ func benchB3(_ effort: Effort) {
       let start = nowNanos()
       let (lines, peak) = side == 0 ? b3Covenant(path: path, queue: queue) : b3Baseline(path: path)
       let seconds = Double(nowNanos() - start) / 1e9
-      precondition(lines == size / 80, "B3 read \(lines) lines")
+      precondition(lines == lineCount, "B3 read \(lines) lines of \(lineCount)")
       if side == 0 {
         covenantRate.append(megabytes / seconds)
         covenantPeak = max(covenantPeak, peak)

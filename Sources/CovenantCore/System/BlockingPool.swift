@@ -97,17 +97,26 @@ public final class BlockingPool: Sendable {
   /// - Throws: what `body` throws; `CoroutineError.canceled` if the coroutine is cancelled
   ///   before `body` starts (then it never runs; see the type's notes for a cancel after),
   ///   or a `CoSystemError` (`pthread_create`) if the pool had no thread and could not start one.
-  @preconcurrency
+  @inlinable @preconcurrency
   public func await<T>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+    // Inlinable so that the job's generic type is specialized where it is used: its metadata is
+    // then a cached constant, not a lookup on every call.
     let job = TypedBlockingJob(body)
+    try run(job, detail: metadataBits(T.self))
+    return try job.takeOutcome()
+  }
+
+  /// Runs `job` on a pool thread and returns once it has run: the calling coroutine suspended,
+  /// or the calling thread blocked; on one of the pool's own threads, at once, right here.
+  @usableFromInline
+  func run(_ job: BlockingJob, detail: UInt) throws(CoroutineError) {
     if CoroutineContext.currentUnmanaged != nil {
-      try core.await(job, detail: metadataBits(T.self))
+      try core.await(job, detail: detail)
     } else if cov_thread_tag() == core.threadTag {
-      return try body()
+      job.run()
     } else {
       core.awaitBlocking(job)
     }
-    return try job.takeOutcome()
   }
 
   /// How many closures run, wait and have completed now, and how many threads the pool has.

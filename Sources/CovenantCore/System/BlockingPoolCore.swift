@@ -46,7 +46,7 @@ final class BlockingPoolCore: Sendable {
   /// snapshots: `detail`). Cancelled while queued, the job leaves the queue and this throws;
   /// cancelled once its closure runs, this waits for the closure (it cannot be interrupted) and
   /// returns normally, the outcome stored in the job.
-  func await(_ job: some BlockingJob, detail: UInt) throws(CoroutineError) {
+  func await(_ job: BlockingJob, detail: UInt) throws(CoroutineError) {
     do {
       try SystemWaiter.wait(detail: detail, register: { submit(job, waiter: $0) }, withdraw: {})
     } catch {
@@ -59,13 +59,13 @@ final class BlockingPoolCore: Sendable {
   }
 
   /// Blocks the calling thread (not a coroutine) until `job` has run on a pool thread.
-  func awaitBlocking(_ job: some BlockingJob) {
+  func awaitBlocking(_ job: BlockingJob) {
     try? SystemWaiter.wait(register: { submit(job, waiter: $0) }, withdraw: {})
   }
 
   /// The rest of a cancelled coroutine's wait for a closure that already runs: the coroutine's
   /// frames (with the caller's closure context and the job) must outlive the closure.
-  private func awaitRunningClosure(of job: some BlockingJob, detail: UInt) {
+  private func awaitRunningClosure(of job: BlockingJob, detail: UInt) {
     let coroutine = CoroutineContext.current.unsafelyUnwrapped  // the caller is one
     while true {
       coroutine.suspendUninterruptibly(.callback, detail: detail) { waker in
@@ -82,7 +82,7 @@ final class BlockingPoolCore: Sendable {
 
   /// Queues `job` for a thread, with `waiter` to resume when it is done; wakes or starts a
   /// thread for it when the pool has room.
-  private func submit(_ job: some BlockingJob, waiter: SystemWaiter) {
+  private func submit(_ job: BlockingJob, waiter: SystemWaiter) {
     let start = state.withCriticalSection { state in
       job.waiter = waiter
       return state.submit(job, threadLimit: threadLimit)
@@ -126,10 +126,10 @@ final class BlockingPoolCore: Sendable {
   /// section that takes the next; waits idle for `keepAlive`, then ends.
   private func threadLoop() {
     cov_thread_set_tag(threadTag)
-    var finished: (any BlockingJob)?
+    var finished: BlockingJob?
     while true {
       let (next, waiter, leave) = state.withCriticalSection {
-        state -> ((any BlockingJob)?, SystemWaiter?, Bool) in
+        state -> (BlockingJob?, SystemWaiter?, Bool) in
         let waiter = finished.flatMap { state.finish($0) }
         if let next = state.takeNext() { return (next, waiter, false) }
         if state.isShutDown {

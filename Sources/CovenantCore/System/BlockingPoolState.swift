@@ -10,7 +10,7 @@
 /// `@unchecked Sendable`: only ever touched inside the pool's mutex.
 struct BlockingPoolState: @unchecked Sendable {
   /// Jobs waiting for a thread, first come first served; withdrawn ones are tombstones.
-  private(set) var queue = RingBuffer<any BlockingJob>()
+  private(set) var queue = RingBuffer<BlockingJob>()
   /// How many entries of `queue` are tombstones.
   private var tombstones = 0
   /// Threads alive (running a job, looking for one, or idle).
@@ -43,7 +43,7 @@ struct BlockingPoolState: @unchecked Sendable {
   }
 
   /// Queues `job` and says how a thread will come to take it.
-  mutating func submit(_ job: any BlockingJob, threadLimit: Int) -> Start {
+  mutating func submit(_ job: BlockingJob, threadLimit: Int) -> Start {
     job.phase = .queued
     queue.append(job)
     if spinning > 0 {
@@ -61,7 +61,7 @@ struct BlockingPoolState: @unchecked Sendable {
   }
 
   /// The first job still waiting, now running; `nil` if none waits.
-  mutating func takeNext() -> (any BlockingJob)? {
+  mutating func takeNext() -> BlockingJob? {
     while let job = queue.popFirst() {
       if job.phase == .withdrawn {
         tombstones -= 1
@@ -75,7 +75,7 @@ struct BlockingPoolState: @unchecked Sendable {
   }
 
   /// Records that `job`'s closure is done; returns who waits for it.
-  mutating func finish(_ job: any BlockingJob) -> SystemWaiter? {
+  mutating func finish(_ job: BlockingJob) -> SystemWaiter? {
     job.phase = .finished
     running -= 1
     completed += 1
@@ -84,7 +84,7 @@ struct BlockingPoolState: @unchecked Sendable {
 
   /// Takes a job whose caller gave up out of the queue, if no thread has taken it yet; returns
   /// its phase (`.withdrawn` if it was withdrawn now or never queued).
-  mutating func withdraw(_ job: any BlockingJob) -> BlockingJobPhase {
+  mutating func withdraw(_ job: BlockingJob) -> BlockingJobPhase {
     switch job.phase {
     case .new:
       job.phase = .withdrawn
@@ -93,7 +93,7 @@ struct BlockingPoolState: @unchecked Sendable {
       job.phase = .withdrawn
       job.discard()
       tombstones += 1
-      let isTombstone = { (entry: any BlockingJob) in entry.phase == .withdrawn }
+      let isTombstone = { (entry: BlockingJob) in entry.phase == .withdrawn }
       queue.dropLeadingTombstones(&tombstones, isTombstone)
       queue.dropTrailingTombstones(&tombstones, isTombstone)
       if queue.compact(ifMoreThanHalfGone: tombstones, isTombstone) { tombstones = 0 }
