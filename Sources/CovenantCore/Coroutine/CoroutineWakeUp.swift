@@ -10,11 +10,29 @@ import Dispatch
 /// wait of the same coroutine.
 ///
 /// `@unchecked Sendable`: it is one coroutine reference and the number of its wait; resuming is
-/// atomic and may happen on any thread.
-public struct CoroutineWakeUp: @unchecked Sendable {
+/// atomic and may happen on any thread. Two wake-ups are equal when they wake the same wait.
+public struct CoroutineWakeUp: @unchecked Sendable, Equatable {
   @usableFromInline let waker: CoroutineWaker
 
   init(_ waker: CoroutineWaker) { self.waker = waker }
+
+  /// Whether the wait is still open: not yet ended by a `resume()`, its timeout or a cancel.
+  /// Lets the keeper of a waiter slot tell a live waiter from one that left it (cancelled, say)
+  /// and has not run yet to clear the slot. The answer may be stale at once when another
+  /// thread can end the wait (a cancel); a `false` is final.
+  public var isWaiting: Bool {
+    let wait = waker.coroutine
+    // The generation before and after the flags: generations only grow, so equal ones mean
+    // the flags belong to this wait.
+    guard wait.wait.currentGeneration == waker.generation else { return false }
+    let unclaimed = wait.wait.flags & WaitState.claimed == 0
+    return unclaimed && wait.wait.currentGeneration == waker.generation
+  }
+
+  /// Whether `lhs` and `rhs` wake the same wait of the same coroutine.
+  public static func == (lhs: CoroutineWakeUp, rhs: CoroutineWakeUp) -> Bool {
+    lhs.waker.coroutine === rhs.waker.coroutine && lhs.waker.generation == rhs.waker.generation
+  }
 
   /// Ends the wait this wake-up was made for, unless something else already ended it (an
   /// earlier `resume()`, its timeout, a cancel). Returns whether this call ended it. The

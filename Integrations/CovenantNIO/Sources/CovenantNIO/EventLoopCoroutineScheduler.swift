@@ -153,10 +153,6 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
     finishTurn()
   }
 
-  /// Whether a turn of this scheduler is open on this thread (so coroutine work of this loop
-  /// is running, and its turn-end actions will run).
-  var isInTurn: Bool { eventLoop.inEventLoop && inTurn }
-
   /// Registers `action` to run when the current turn ends, after every coroutine the turn runs:
   /// how `NIOCoroutineChannel` flushes the writes of a turn together. Outside a turn, runs it
   /// at once.
@@ -184,7 +180,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       batchScheduled = false
       let tasks = batch
       batch.removeAll(keepingCapacity: true)
-      runTurn(tasks)
+      runInTurn(tasks)
     }
   }
 
@@ -195,10 +191,11 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       defer { inbox.tasks = [] }
       return inbox.tasks
     }
-    runTurn(tasks)
+    runInTurn(tasks)
   }
 
-  private func runTurn(_ tasks: [() -> Void]) {
+  /// Runs `tasks` as one turn (or, inside a turn, queues them in it).
+  private func runInTurn(_ tasks: [() -> Void]) {
     if inTurn {
       local.append(contentsOf: tasks)
       return

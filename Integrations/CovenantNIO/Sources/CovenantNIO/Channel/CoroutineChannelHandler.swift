@@ -208,7 +208,8 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
   /// Suspends the calling coroutine until something arrives, the input ends, or `deadline`
   /// passes (`readTimeout`). The caller then looks at the buffer again.
   func waitForInput(until deadline: NIODeadline?) throws {
-    if reader != nil { throw NIOCoroutineChannelError.concurrentRead }
+    // A reader that left (cancelled, timed out) may not have run yet to clear its slot.
+    if let reader, reader.isWaiting { throw NIOCoroutineChannelError.concurrentRead }
     var timeout = DispatchTimeInterval.never
     if let deadline {
       let remaining = (deadline - .now()).nanoseconds
@@ -216,8 +217,10 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
       timeout = .nanoseconds(Int(remaining))
     }
     hasNews = false
-    defer { reader = nil }
+    var mine: CoroutineWakeUp?
+    defer { if reader == mine { reader = nil } }
     let woken = try Coroutine.awaitWakeUp(timeout: timeout, waitingFor: Inbound.self) {
+      mine = $0
       reader = $0
       updateReading()
     }
