@@ -173,6 +173,11 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
     if local.isEmpty { return }
     batch.append(contentsOf: local)
     local.removeAll(keepingCapacity: true)
+    if isShutDown {  // the loop would drop the task
+      for task in batch { Self.runAfterShutdown(task) }
+      batch.removeAll()
+      return
+    }
     if batchScheduled { return }
     batchScheduled = true
     executes.add(1, ordering: .relaxed)

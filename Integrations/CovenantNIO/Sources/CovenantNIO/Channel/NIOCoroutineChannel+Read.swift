@@ -35,6 +35,13 @@ extension NIOCoroutineChannel {
     return try onLoop { try $0.read(until: deadline) }
   }
 
+  /// Inside a coroutine: how much has been received and not read yet — bytes when `Inbound` is
+  /// `ByteBuffer`, values otherwise (as Go's `bufio.Reader.Buffered`). Never more than the
+  /// inbound high watermark plus one read of the channel's.
+  public func bufferedInboundCount() throws -> Int {
+    try onLoop { $0.bufferedSize }
+  }
+
   /// The inbound values as a `Sequence`, for `for value in connection.inbound { … }`: each step
   /// is a `read()`. The sequence ends at the end of input, and also at the first error (a
   /// `Sequence` cannot throw): the channel's own errors are thrown again by a `read()` after

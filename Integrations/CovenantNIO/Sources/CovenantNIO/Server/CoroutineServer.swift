@@ -76,6 +76,12 @@ public final class CoroutineServer: Sendable {
     }
     let scheduler: any CoroutineScheduler = connection.handler.scheduler
     scheduler.startCoroutine(in: connections, name: nil, file: file, line: line) {
+      // Started in a scope cancelled meanwhile (a shutdown that may have joined already):
+      // the handler never runs after `shutdown` returned.
+      if Coroutine.isCanceled {
+        connection.channel.close(promise: nil)
+        return
+      }
       do {
         try handler(connection)
       } catch {

@@ -2,7 +2,7 @@ import NIOCore
 import NIOPosix
 import XCTest
 
-@testable import CovenantNIO
+import CovenantNIO
 
 /// Flow control both ways over real sockets: a peer that never reads suspends the writer, and a
 /// reader that does not read holds a fast peer back through TCP instead of buffering.
@@ -59,7 +59,7 @@ final class BackPressureTests: ConnectionTestCase {
     let server = try serve { connection in
       _ = try connection.read(exactly: 1)  // one read, then none for a while
       try release.await()
-      buffered.success(connection.handler.bufferedSize)
+      buffered.success(try connection.bufferedInboundCount())
       var count = 1
       while let chunk = try connection.read() { count += chunk.readableBytes }
       total.success(count)

@@ -2,7 +2,7 @@ import NIOCore
 import NIOPosix
 import XCTest
 
-@testable import CovenantNIO
+import CovenantNIO
 
 /// Cancelling a coroutine in the middle of a read or a write on a real connection: the wait
 /// throws `CoroutineError.canceled`, no byte that arrived is lost, and the channel goes on.
@@ -25,7 +25,7 @@ final class ConnectionCancellationTests: ConnectionTestCase {
         }
       }
       // Wait until "hel" is buffered under the waiting reader, then cancel it.
-      while connection.handler.bufferedSize < 3 { try Coroutine.delay(.milliseconds(1)) }
+      while try connection.bufferedInboundCount() < 3 { try Coroutine.delay(.milliseconds(1)) }
       partArrived.success(())
       scope.cancel()
       XCTAssertEqual(try reader.await() as? CoroutineError, .canceled)

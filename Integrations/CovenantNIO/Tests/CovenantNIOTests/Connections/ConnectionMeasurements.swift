@@ -37,14 +37,22 @@ final class ConnectionMeasurements: ConnectionTestCase {
           try connection.write("\(line)\n")
         }
       }
+    var stackBytes: [Int] = []
     let coroutineBytes = try residentBytesPerConnection(count: count, port: server.port) {
-      _ in parked.value == count
+      _ in
+      guard parked.value == count else { return false }
+      stackBytes = CoroutineSnapshot.take().coroutines
+        .filter { $0.startFile?.hasSuffix("ConnectionMeasurements.swift") ?? false }
+        .compactMap { $0.stack?.inUse }
+      return true
     }
+    let averageStack = stackBytes.isEmpty ? 0 : stackBytes.reduce(0, +) / stackBytes.count
     try server.shutdown(gracePeriod: .zero)
     print(
       "idle connections: \(count); server RSS per connection: NIOCoroutineChannel "
         + "\(coroutineBytes) B, bare NIO channel (no handler) \(bareBytes) B, "
-        + "difference \(coroutineBytes - bareBytes) B")
+        + "difference \(coroutineBytes - bareBytes) B; stack bytes in use per suspended "
+        + "connection coroutine \(averageStack) (\(stackBytes.count) coroutines)")
   }
 
   /// Opens `count` connections, waits until `settled`, and returns the growth of the process's

@@ -125,4 +125,33 @@ final class CoroutineServerTests: ConnectionTestCase {
     try server.shutdown(gracePeriod: TimeAmount.zero)
     XCTAssertEqual(ended.value, clients.count)
   }
+
+  /// Connections arriving while the server shuts down (accepted, not yet active, active): no
+  /// crash, `shutdown` returns, and every accepted connection ends up closed with its
+  /// coroutine, if it got one, ended.
+  func testShutdownWhileConnectionsArrive() throws {
+    let running = Shared(0)
+    let server = try serve { connection in
+      running.modify { $0 += 1 }
+      defer { running.modify { $0 -= 1 } }
+      while try connection.read() != nil {}
+    }
+    let port = server.port
+    let clients = Shared<[LoopbackClient]>([])
+    let connecting = DispatchGroup()
+    for _ in 0..<4 {
+      DispatchQueue.global().async(group: connecting) {
+        for _ in 0..<50 {
+          guard let client = try? LoopbackClient(port: port) else { return }
+          clients.modify { $0.append(client) }
+        }
+      }
+    }
+    waitUntil("some connections run") { running.value > 10 }
+    try server.shutdown(gracePeriod: .milliseconds(10))
+    XCTAssertEqual(running.value, 0, "shutdown returned while a connection coroutine ran")
+    connecting.wait()
+    // Every accepted connection is closed by the server: its client reads the end.
+    for client in clients.value { XCTAssertEqual(client.receiveToEnd(), "") }
+  }
 }

@@ -10,7 +10,7 @@ import XCTest
 /// A plain blocking TCP client on a real loopback socket, for the peer side of connection tests:
 /// it can send, read, half-close, stop reading, or vanish. Every receive has a timeout, so a
 /// broken server fails the test instead of hanging it.
-final class LoopbackClient {
+final class LoopbackClient: @unchecked Sendable {  // used by one thread at a time
   private(set) var descriptor: Int32
 
   /// Connects to 127.0.0.1:`port`.
