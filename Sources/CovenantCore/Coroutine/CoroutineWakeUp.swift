@@ -73,3 +73,15 @@ extension Coroutine {
     return !timedOut
   }
 }
+
+extension Coroutine {
+  /// Whether the calling code runs in a coroutine whose scheduler is `scheduler` (the same
+  /// object) — when `scheduler.await { … }` would run its block in place. A load and a
+  /// comparison, no reference counting: for integrations whose state is confined to one
+  /// scheduler (CovenantNIO's channels, on their event loop) and that check it on every call.
+  public static func isRunning(on scheduler: AnyObject) -> Bool {
+    guard let current = CoroutineContext.currentUnmanaged else { return false }
+    let identity = current._withUnsafeGuaranteedRef { $0.currentSchedulerIdentity }
+    return identity == ObjectIdentifier(scheduler)
+  }
+}

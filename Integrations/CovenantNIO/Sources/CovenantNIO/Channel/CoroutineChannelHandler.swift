@@ -36,41 +36,45 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
     case channelClosed
   }
 
+  // `@exclusivity(unchecked)` on the state that every read and write touches: it is confined
+  // to the loop's thread and never accessed by two overlapping `inout`s, which the run-time
+  // exclusivity check (a thread-local access set per access, in release builds too) would
+  // otherwise verify at every access.
   let scheduler: EventLoopCoroutineScheduler
   private let lowWatermark: Int
   private let highWatermark: Int
-  private(set) var context: ChannelHandlerContext?
+  @exclusivity(unchecked) private(set) var context: ChannelHandlerContext?
 
   // MARK: Input
 
   /// Received, not yet taken; `bufferedSize` counts it (bytes for `ByteBuffer`, else values).
-  var buffered = InboundQueue<Inbound>()
-  var bufferedSize = 0
-  var input = InputState.open
+  @exclusivity(unchecked) var buffered = InboundQueue<Inbound>()
+  @exclusivity(unchecked) var bufferedSize = 0
+  @exclusivity(unchecked) var input = InputState.open
   /// The coroutine waiting in a read, if any (one at a time).
-  private var reader: CoroutineWakeUp?
+  @exclusivity(unchecked) private var reader: CoroutineWakeUp?
   /// A read was asked of the channel and not answered yet.
-  private var isReading = false
+  @exclusivity(unchecked) private var isReading = false
   /// Reading ahead, until the buffer reaches the high watermark.
-  private var readsAhead = false
+  @exclusivity(unchecked) private var readsAhead = false
   /// Something arrived (or the input ended) since the reader began waiting.
-  private var hasNews = false
+  @exclusivity(unchecked) private var hasNews = false
 
   // MARK: Byte streams (`NIOCoroutineChannel<ByteBuffer, ByteBuffer>`)
 
   /// The delimiter of a line or frame that was too long: everything up to and including its
   /// next occurrence is dropped before anything else is read.
-  var skipThrough: UInt8?
+  @exclusivity(unchecked) var skipThrough: UInt8?
   /// How far into the first buffer a search for a delimiter got without finding it.
-  var searchedBytes = 0
+  @exclusivity(unchecked) var searchedBytes = 0
 
   // MARK: Output
 
-  var output = OutputState.open
-  private var isActive = false
-  private var isWritable = true
-  private var flushScheduled = false
-  private var hasWritten = false
+  @exclusivity(unchecked) var output = OutputState.open
+  @exclusivity(unchecked) private var isActive = false
+  @exclusivity(unchecked) private var isWritable = true
+  @exclusivity(unchecked) private var flushScheduled = false
+  @exclusivity(unchecked) private var hasWritten = false
   /// Coroutines waiting for the channel to become writable, each with its ticket.
   private var writers: [(ticket: UInt32, wakeUp: CoroutineWakeUp)] = []
   private var nextTicket: UInt32 = 0

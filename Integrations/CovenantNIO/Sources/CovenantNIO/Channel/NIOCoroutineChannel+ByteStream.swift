@@ -1,7 +1,7 @@
 import CovenantCore
 import NIOCore
 
-extension NIOCoroutineChannel where Inbound == ByteBuffer {
+extension NIOCoroutineChannel where Inbound == ByteBuffer, Outbound == ByteBuffer {
   /// Inside a coroutine: the next line, without its terminator (LF or CRLF), decoded as UTF-8
   /// (invalid bytes become U+FFFD); `nil` at the end of input. A last line without a
   /// terminator is returned as it is.
@@ -44,7 +44,7 @@ extension NIOCoroutineChannel where Inbound == ByteBuffer {
   }
 }
 
-extension CoroutineChannelHandler where Inbound == ByteBuffer {
+extension CoroutineChannelHandler where Inbound == ByteBuffer, Outbound == ByteBuffer {
   func readLine(maxLength: Int, until deadline: NIODeadline?) throws -> String? {
     let tooLong = NIOCoroutineChannelError.lineTooLong(maxLength: maxLength)
     // The frame may hold a CR beyond `maxLength`: a CRLF line of `maxLength` bytes.
@@ -167,16 +167,20 @@ extension CoroutineChannelHandler where Inbound == ByteBuffer {
   /// else a new buffer gathered from the buffers in turn.
   private func takeBytes(_ count: Int) -> ByteBuffer {
     if buffered.first.unsafelyUnwrapped.readableBytes >= count {
-      let slice = buffered.modifyFirst { $0.readSlice(length: count).unsafelyUnwrapped }
-      afterTakingBytes(count)
+      let (slice, left) = buffered.modifyFirst { buffer in
+        (buffer.readSlice(length: count).unsafelyUnwrapped, buffer.readableBytes)
+      }
+      afterTakingBytes(count, left: left)
       return slice
     }
     var result = (context?.channel.allocator ?? ByteBufferAllocator()).buffer(capacity: count)
     while result.readableBytes < count {
       let part = min(buffered.first.unsafelyUnwrapped.readableBytes, count - result.readableBytes)
-      var slice = buffered.modifyFirst { $0.readSlice(length: part).unsafelyUnwrapped }
+      var (slice, left) = buffered.modifyFirst { buffer in
+        (buffer.readSlice(length: part).unsafelyUnwrapped, buffer.readableBytes)
+      }
       result.writeBuffer(&slice)
-      afterTakingBytes(part)
+      afterTakingBytes(part, left: left)
     }
     return result
   }
@@ -192,16 +196,20 @@ extension CoroutineChannelHandler where Inbound == ByteBuffer {
 
   /// Consumes `count` bytes at the start of the first buffer.
   private func consumeFirst(_ count: Int) {
-    buffered.modifyFirst { $0.moveReaderIndex(forwardBy: count) }
-    afterTakingBytes(count)
+    let left = buffered.modifyFirst { buffer in
+      buffer.moveReaderIndex(forwardBy: count)
+      return buffer.readableBytes
+    }
+    afterTakingBytes(count, left: left)
   }
 
-  /// Accounts for `count` bytes taken from the first buffer; drops it once empty, so that NIO
-  /// can reuse its receive buffer for the next read instead of allocating one.
-  private func afterTakingBytes(_ count: Int) {
+  /// Accounts for `count` bytes taken from the first buffer, which has `left` bytes left;
+  /// drops it once empty, so that NIO can reuse its receive buffer for the next read instead
+  /// of allocating one.
+  private func afterTakingBytes(_ count: Int, left: Int) {
     searchedBytes = 0
     bufferedSize -= count
-    if buffered.first.unsafelyUnwrapped.readableBytes == 0 { _ = buffered.popFirst() }
+    if left == 0 { _ = buffered.popFirst() }
     updateReading()
   }
 }
@@ -209,7 +217,8 @@ extension CoroutineChannelHandler where Inbound == ByteBuffer {
 extension CoroutineChannelHandler {
   /// `dropSkippedBytes()` of a byte stream, from generic code (only a byte stream skips).
   func dropSkippedBytesOfByteStream() {
-    guard Inbound.self == ByteBuffer.self else { return }
-    unsafeDowncast(self, to: CoroutineChannelHandler<ByteBuffer, Outbound>.self).dropSkippedBytes()
+    guard Inbound.self == ByteBuffer.self, Outbound.self == ByteBuffer.self else { return }
+    unsafeDowncast(self, to: CoroutineChannelHandler<ByteBuffer, ByteBuffer>.self)
+      .dropSkippedBytes()
   }
 }

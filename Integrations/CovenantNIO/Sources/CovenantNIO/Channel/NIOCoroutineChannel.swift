@@ -89,6 +89,7 @@ public struct NIOCoroutineChannel<Inbound: Sendable, Outbound: Sendable>: Sendab
   @inline(__always)
   func onLoop<T>(_ body: (CoroutineChannelHandler<Inbound, Outbound>) throws -> T) throws -> T {
     let handler = self.handler
+    if Coroutine.isRunning(on: handler.scheduler) { return try body(handler) }
     return try handler.scheduler.await { try body(handler) }
   }
 }

@@ -1,8 +1,7 @@
+import CovenantNIO
 import NIOCore
 import NIOPosix
 import XCTest
-
-import CovenantNIO
 
 /// Flow control both ways over real sockets: a peer that never reads suspends the writer, and a
 /// reader that does not read holds a fast peer back through TCP instead of buffering.

@@ -1,8 +1,7 @@
+import CovenantNIO
 import NIOCore
 import NIOPosix
 import XCTest
-
-import CovenantNIO
 
 /// Cancelling a coroutine in the middle of a read or a write on a real connection: the wait
 /// throws `CoroutineError.canceled`, no byte that arrived is lost, and the channel goes on.
