@@ -27,8 +27,10 @@ final class ConcurrentConnectionsTests: ConnectionTestCase {
     let clients = (0..<count).map { index in
       let loop = group.next()
       return loop.coroutineFuture { () -> Bool in
-        let connection = try ClientBootstrap(group: loop).connectCoroutine(
-          host: "127.0.0.1", port: port)
+        // A generous connect timeout: 1,000 connects at once under ThreadSanitizer on a loaded
+        // machine take longer than NIO's default 10 s.
+        let connection = try ClientBootstrap(group: loop).connectTimeout(.seconds(120))
+          .connectCoroutine(host: "127.0.0.1", port: port)
         try connection.write("client\(index)\n")
         guard try connection.readLine() == "client\(index) \("client\(index)".count)" else {
           return false
