@@ -6,8 +6,10 @@
 # Linux only (glibc: the allocation counter is preloaded with LD_PRELOAD).
 set -euo pipefail
 cd "$(dirname "$0")"
+# The benchmarks' malloc counter (Benchmarks/Sources/AllocationCounter), as a preloaded library.
 counter=$(mktemp -d)/allocation_counter.so
-gcc -shared -fPIC -O2 -o "$counter" measure/allocation_counter.c
+gcc -shared -fPIC -O2 -I ../../Benchmarks/Sources/AllocationCounter/include -o "$counter" \
+  ../../Benchmarks/Sources/AllocationCounter/AllocationCounter.c
 swift build -c release --build-tests
 COVENANT_NIO_MEASURE=1 LD_PRELOAD="$counter" \
   swift test -c release --skip-build --filter ConnectionMeasurements 2>&1 |

@@ -6,7 +6,7 @@ import NIOPosix
 import XCTest
 
 /// Figures for the README, not gates: run with `COVENANT_NIO_MEASURE=1` (and, for allocations,
-/// `LD_PRELOAD` of `measure/allocation_counter.so`; see `measure.sh`). Without the variable
+/// `LD_PRELOAD` of the benchmarks' malloc counter; see `measure.sh`). Without the variable
 /// every test here is skipped.
 final class ConnectionMeasurements: ConnectionTestCase {
   override func setUpWithError() throws {
@@ -163,14 +163,18 @@ private func processCPUNanoseconds() -> Int {
   return now.tv_sec * 1_000_000_000 + now.tv_nsec
 }
 
-/// The counter of `measure/allocation_counter.so`, when it is preloaded.
+/// The benchmarks' malloc counter (`Benchmarks/Sources/AllocationCounter`), when `measure.sh`
+/// preloads it; counting is switched on here.
 struct AllocationCounter {
   private let read: @convention(c) () -> Int64
 
   init?() {
-    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "covenant_allocation_count")
+    let process = UnsafeMutableRawPointer(bitPattern: 0)
+    guard let count = dlsym(process, "cov_allocation_count"),
+      let switchOn = dlsym(process, "cov_allocation_counting")
     else { return nil }
-    read = unsafeBitCast(symbol, to: (@convention(c) () -> Int64).self)
+    read = unsafeBitCast(count, to: (@convention(c) () -> Int64).self)
+    unsafeBitCast(switchOn, to: (@convention(c) (Int32) -> Void).self)(1)
   }
 
   var count: Int { Int(read()) }
