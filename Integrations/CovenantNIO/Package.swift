@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "CovenantNIO", targets: ["CovenantNIO"]),
     .executable(name: "CovenantHTTPExample", targets: ["CovenantHTTPExample"]),
     .executable(name: "CovenantHTTPAsyncBaseline", targets: ["CovenantHTTPAsyncBaseline"]),
+    .executable(name: "CovenantRESPAsyncBaseline", targets: ["CovenantRESPAsyncBaseline"]),
   ],
   dependencies: [
     .package(name: "Covenant", path: "../.."),
@@ -46,6 +47,22 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // The RESP servers' shared part: store, pub/sub registry, commands, RESP encoding and the
+    // twin's incremental parser, so that the two servers differ only in their I/O.
+    .target(
+      name: "CovenantRESPCore",
+      dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantRESPAsyncBaseline",
+      dependencies: [
+        "CovenantRESPCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
