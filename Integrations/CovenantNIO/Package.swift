@@ -13,6 +13,7 @@ let package = Package(
     .library(name: "CovenantNIO", targets: ["CovenantNIO"]),
     .executable(name: "CovenantHTTPExample", targets: ["CovenantHTTPExample"]),
     .executable(name: "CovenantHTTPAsyncBaseline", targets: ["CovenantHTTPAsyncBaseline"]),
+    .executable(name: "CovenantRESPExample", targets: ["CovenantRESPExample"]),
     .executable(name: "CovenantRESPAsyncBaseline", targets: ["CovenantRESPAsyncBaseline"]),
   ],
   dependencies: [
@@ -55,6 +56,16 @@ let package = Package(
     .target(
       name: "CovenantRESPCore",
       dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantRESPExample",
+      dependencies: [
+        "CovenantNIO",
+        "CovenantRESPCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .executableTarget(
