@@ -68,6 +68,16 @@ let package = Package(
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
+    // N5: readLine throughput from memory (an EmbeddedChannel), run by redis.sh.
+    .executableTarget(
+      name: "CovenantNIOReadLineBenchmark",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
     .executableTarget(
       name: "CovenantRESPAsyncBaseline",
       dependencies: [
