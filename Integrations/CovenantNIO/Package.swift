@@ -19,6 +19,8 @@ let package = Package(
   dependencies: [
     .package(name: "Covenant", path: "../.."),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // Tests only: TLS under a coroutine connection (a handler added by the channel initializer).
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
   ],
   targets: [
     .target(
@@ -28,6 +30,7 @@ let package = Package(
         // servers Covenant's types without loading Foundation.
         .product(name: "CovenantCore", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
@@ -95,6 +98,7 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
