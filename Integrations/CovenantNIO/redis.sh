@@ -322,7 +322,8 @@ count_now() {  # count_now NAME: the server's allocations so far
 
 run_allocs() {
   local short=20000 long=120000 name pipeline
-  gcc -O2 -shared -fPIC -o "$WORK/malloc_count.so" "$HERE/malloc_count.c"
+  gcc -O2 -shared -fPIC -o "$WORK/malloc_count.so" "$HERE/measure/allocation_counter.c" \
+    "$HERE/allocation_count_signal.c"
   echo
   echo "| server | -P | allocations per GET (steady state) |"
   echo "|---|---|---|"

@@ -23,12 +23,18 @@ func serve(
   var arguments: [ByteBuffer] = []
   var out = connection.channel.allocator.buffer(capacity: 0)
   while true {
-    out.clear()  // no allocation once the socket has let go of the last reply
     let keepOpen: Bool
     do {
-      guard try connection.readCommand(into: &arguments) else { break }
+      let command = try connection.readCommand(into: &arguments)
+      // Cleared after the read: a read that waited ended the turn, which flushed the last
+      // reply, so the socket has let go of the buffer and `clear()` reuses it (before the read
+      // it is still held, and `clear()` allocates a new one). Commands already buffered
+      // (pipelined) come without a wait: their replies do allocate (see the README).
+      out.clear()
+      guard command else { break }
       keepOpen = session.execute(arguments, into: &out)
-    } catch let error as RESPProtocolError {
+    } catch let error as RESPProtocolError {  // answered, then the connection closes
+      out.clear()
       out.writeRESPError(error.description)
       keepOpen = false
     }
