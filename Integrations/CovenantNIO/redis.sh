@@ -42,7 +42,8 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 need_tool redis-cli redis-tools && need_tool redis-benchmark redis-tools &&
-  need_tool redis-server redis-server || { echo "redis.sh: redis tools are needed" >&2; exit 1; }
+  need_tool redis-server redis-server && need_tool python3 ||
+  { echo "redis.sh: redis-tools, redis-server and python3 are needed" >&2; exit 1; }
 
 build() {
   [ "${REDIS_NO_BUILD:-0}" = 1 ] && return

@@ -32,5 +32,7 @@ final class AsyncSubscriber: RESPSubscriber {
   func finish() { continuation.finish() }
 
   /// Whether the subscriber was dropped for falling behind.
-  var overflowed: Bool { pendingBytes.load(ordering: .relaxed) > RESPLimits.maximumPendingPushBytes }
+  var overflowed: Bool {
+    pendingBytes.load(ordering: .relaxed) > RESPLimits.maximumPendingPushBytes
+  }
 }

@@ -28,15 +28,15 @@ public enum RESPCommandName: Sendable {
       case (3, 0x544547, 0x0): return .get
       case (3, 0x544553, 0x0): return .set
       case (3, 0x4C4544, 0x0): return .del
-      case (4, 0x474E4950, 0x0): return .ping
-      case (4, 0x4F484345, 0x0): return .echo
-      case (4, 0x52434E49, 0x0): return .incr
-      case (4, 0x5445474D, 0x0): return .mget
-      case (4, 0x54495551, 0x0): return .quit
-      case (6, 0x535453495845, 0x0): return .exists
-      case (7, 0x4853494C425550, 0x0): return .publish
-      case (9, 0x4249524353425553, 0x45): return .subscribe
-      case (11, 0x5243534255534E55, 0x454249): return .unsubscribe
+      case (4, 0x474E_4950, 0x0): return .ping
+      case (4, 0x4F48_4345, 0x0): return .echo
+      case (4, 0x5243_4E49, 0x0): return .incr
+      case (4, 0x5445_474D, 0x0): return .mget
+      case (4, 0x5449_5551, 0x0): return .quit
+      case (6, 0x5354_5349_5845, 0x0): return .exists
+      case (7, 0x48_5349_4C42_5550, 0x0): return .publish
+      case (9, 0x4249_5243_5342_5553, 0x45): return .subscribe
+      case (11, 0x5243_5342_5553_4E55, 0x454249): return .unsubscribe
       default: return nil
       }
     }

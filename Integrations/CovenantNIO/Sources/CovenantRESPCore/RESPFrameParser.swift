@@ -28,8 +28,9 @@ public enum RESPFrameParser {
     guard let header = try readLine(from: &view, tooLong: "too big multibulk count") else {
       return false
     }
-    guard let count = header.getSlice(at: header.readerIndex + 1, length: header.readableBytes - 1)?
-      .decimalInteger, count <= RESPLimits.maximumArguments
+    guard
+      let count = header.getSlice(at: header.readerIndex + 1, length: header.readableBytes - 1)?
+        .decimalInteger, count <= RESPLimits.maximumArguments
     else { throw RESPProtocolError("invalid multibulk length") }
     arguments.reserveCapacity(max(0, count))
     for _ in 0..<max(0, count) {
@@ -71,7 +72,8 @@ public enum RESPFrameParser {
       return nil
     }
     var length = newline
-    if length > 0 && buffer.getInteger(at: buffer.readerIndex + length - 1, as: UInt8.self) == 0x0D {
+    if length > 0 && buffer.getInteger(at: buffer.readerIndex + length - 1, as: UInt8.self) == 0x0D
+    {
       length -= 1
     }
     let line = buffer.getSlice(at: buffer.readerIndex, length: length)!

@@ -73,7 +73,11 @@ public struct RESPSession {
     case .ping: ping(arguments, into: &out)
     case .echo: out.writeRESPBulk(arguments[1])
     case .get:
-      if let value = store.get(arguments[1]) { out.writeRESPBulk(value) } else { out.writeRESPNull() }
+      if let value = store.get(arguments[1]) {
+        out.writeRESPBulk(value)
+      } else {
+        out.writeRESPNull()
+      }
     case .set: set(arguments, into: &out)
     case .del:
       out.writeRESPInteger(arguments.dropFirst().reduce(0) { $0 + (store.delete($1) ? 1 : 0) })
