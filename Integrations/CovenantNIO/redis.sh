@@ -23,23 +23,13 @@
 set -euo pipefail
 
 MODE=${1:-all}
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-source "$HERE/../../.ci/lib.sh"
-BIN="$HERE/.build/release"
-WORK=$(mktemp -d)
+# servers.sh (shared with load.sh and footprint.sh): $HERE, $BIN, the scratch folder $WORK and
+# the list $PIDS of what to kill on exit, status_kib; and .ci/lib.sh's need_tool.
+source "$(dirname "$0")/servers.sh"
 THREADS=${THREADS:-$(nproc)}
 ROUNDS=${ROUNDS:-1}
 SERVERS=(covenant twin redis)
-PIDS=()
 FAILED=0
-
-cleanup() {
-  for pid in "${PIDS[@]:-}"; do
-    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
 
 need_tool redis-cli redis-tools && need_tool redis-benchmark redis-tools &&
   need_tool redis-server redis-server && need_tool python3 ||
@@ -102,7 +92,6 @@ start() {
 stop() { kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true; }
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-rss_kib() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # ---- checks: every command with redis-cli, the same expectations for all three servers ----
@@ -287,7 +276,7 @@ run_idle() {
     start "$name"
     sleep 1
     local before with fds
-    before=$(rss_kib "$PID")
+    before=$(status_kib "$PID" VmRSS)
     rm -f "$WORK/wake" && mkfifo "$WORK/wake"
     exec 7<>"$WORK/wake"
     python3 "$HERE/idle_clients.py" "$PORT" "$connections" 120 <"$WORK/wake" >"$WORK/idle.out" 2>&1 &
@@ -301,7 +290,7 @@ run_idle() {
       sleep 0.25
     done
     sleep 3  # settled: every connection parked in its read
-    with=$(rss_kib "$PID")
+    with=$(status_kib "$PID" VmRSS)
     echo wake >&7
     wait "$client" || true
     exec 7>&-
