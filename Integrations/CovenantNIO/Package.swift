@@ -91,6 +91,11 @@ let package = Package(
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .testTarget(
+      name: "CovenantRESPCoreTests",
+      dependencies: ["CovenantRESPCore", .product(name: "NIOCore", package: "swift-nio")],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .testTarget(
       name: "CovenantNIOTests",
       dependencies: [
         "CovenantNIO",  // and, through its re-export, CovenantCore: the users' one line
