@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI step for Integrations/CovenantNIO (SwiftNIO integration): builds it and runs its tests in
-# debug and release, then runs the wrk load comparison briefly (informational, never fails CI).
+# debug and release, then runs the wrk load comparison briefly (informational, never fails CI),
+# the RESP example's redis-cli checks (a gate) and a short redis-benchmark (informational).
 # Set NIO_TSAN=1 to also run the tests under ThreadSanitizer (a long build of swift-nio), and
 # NIO_RELEASE=0 to skip the release build, release tests and load run (about 60% of the time),
 # NIO_DEBUG=0 to skip the debug build and tests (.ci/run does: release tests and the load run
@@ -35,6 +36,16 @@ if [ "${NIO_RELEASE:-1}" = 1 ]; then
   swift build -c release --build-tests 2>&1 | tee /tmp/covenant-nio-release-build.log
   no_warnings /tmp/covenant-nio-release-build.log
   swift test -c release --skip-build
+fi
+
+if [ "${NIO_RELEASE:-1}" = 1 ]; then
+  # The RESP example and its twin (built above) against redis-cli, with redis-server as the
+  # reference for the expectations: every command, pub/sub included (about 30 s).
+  step "RESP servers: redis-cli checks of every command (a gate)"
+  REDIS_NO_BUILD=1 bash redis.sh check
+  step "RESP servers: a short redis-benchmark, -P 1 and -P 16 (informational)"
+  REDIS_NO_BUILD=1 timeout 240 bash redis.sh bench 10000 50000 ||
+    echo "redis-benchmark run failed (informational, not a gate)"
 fi
 
 if [ "${NIO_TSAN:-0}" = 1 ]; then

@@ -13,6 +13,8 @@ let package = Package(
     .library(name: "CovenantNIO", targets: ["CovenantNIO"]),
     .executable(name: "CovenantHTTPExample", targets: ["CovenantHTTPExample"]),
     .executable(name: "CovenantHTTPAsyncBaseline", targets: ["CovenantHTTPAsyncBaseline"]),
+    .executable(name: "CovenantRESPExample", targets: ["CovenantRESPExample"]),
+    .executable(name: "CovenantRESPAsyncBaseline", targets: ["CovenantRESPAsyncBaseline"]),
   ],
   dependencies: [
     .package(name: "Covenant", path: "../.."),
@@ -50,6 +52,47 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
       ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // The RESP servers' shared part: store, pub/sub registry, commands, RESP encoding and the
+    // twin's incremental parser, so that the two servers differ only in their I/O.
+    .target(
+      name: "CovenantRESPCore",
+      dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantRESPExample",
+      dependencies: [
+        "CovenantNIO",
+        "CovenantRESPCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // N5: readLine throughput from memory (an EmbeddedChannel), run by redis.sh.
+    .executableTarget(
+      name: "CovenantNIOReadLineBenchmark",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantRESPAsyncBaseline",
+      dependencies: [
+        "CovenantRESPCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .testTarget(
+      name: "CovenantRESPCoreTests",
+      dependencies: ["CovenantRESPCore", .product(name: "NIOCore", package: "swift-nio")],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .testTarget(
