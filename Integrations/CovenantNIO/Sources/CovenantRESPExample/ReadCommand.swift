@@ -2,7 +2,7 @@ import CovenantNIO
 import CovenantRESPCore
 import NIOCore
 
-extension NIOCoroutineChannel where Inbound == ByteBuffer {
+extension NIOCoroutineChannel where Inbound == ByteBuffer, Outbound == ByteBuffer {
   /// Reads the next RESP2 command into `arguments` (replacing them), as plain sequential reads:
   /// `*N` with `readLine`, then per argument `$len` with `readLine` and its bytes (and CRLF)
   /// with `read(exactly:)`. A line that does not start with `*` is an inline command (words
