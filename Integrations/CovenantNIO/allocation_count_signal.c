@@ -1,8 +1,11 @@
-/* For redis.sh: linked with measure/allocation_counter.c (the malloc counter measure.sh
- * preloads) into one LD_PRELOAD library, so that a script can read the count of a running
- * server from outside: on SIGUSR2 the count so far is written to the file named by
- * MALLOC_COUNT_FILE. The script reads it before and after a load and divides by the requests.
- *   gcc -O2 -shared -fPIC -o count.so measure/allocation_counter.c allocation_count_signal.c
+/* For redis.sh: linked with the benchmarks' malloc counter
+ * (Benchmarks/Sources/AllocationCounter/AllocationCounter.c, the one measure.sh preloads) into
+ * one LD_PRELOAD library, so that a script can read the count of a running server from
+ * outside: counting is switched on at load, and on SIGUSR2 the count so far is written to the
+ * file named by MALLOC_COUNT_FILE. The script reads it before and after a load and divides by
+ * the requests.
+ *   gcc -O2 -shared -fPIC -I $B/include -o count.so $B/AllocationCounter.c allocation_count_signal.c
+ *   (B=../../Benchmarks/Sources/AllocationCounter)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -12,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-int64_t covenant_allocation_count(void);
+int64_t cov_allocation_count(void);
+void cov_allocation_counting(int enabled);
 
 static const char *count_file;
 
@@ -22,7 +26,7 @@ static void write_count(int signal_number) {
   if (count_file == NULL) return;
   char reversed[24], digits[24];
   int count = 0, length = 0;
-  uint64_t value = (uint64_t)covenant_allocation_count();
+  uint64_t value = (uint64_t)cov_allocation_count();
   do {
     reversed[count++] = (char)('0' + value % 10);
     value /= 10;
@@ -38,6 +42,7 @@ static void write_count(int signal_number) {
 
 __attribute__((constructor)) static void install(void) {
   count_file = getenv("MALLOC_COUNT_FILE");
+  cov_allocation_counting(1);
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_handler = write_count;

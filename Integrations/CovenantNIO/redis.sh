@@ -12,6 +12,9 @@
 #                                   # then every connection woken with a PING, all answered
 #   bash redis.sh allocs            # heap allocations per GET, steady state (LD_PRELOAD counter)
 #   bash redis.sh readline          # N5: readLine from memory, 80-byte lines
+#   bash redis.sh instructions [N]  # callgrind instructions per GET (N GETs, default 10,000),
+#                                   # the example (one event loop) and redis-server, and where
+#                                   # the example's go (needs valgrind; not part of `all`)
 #   bash redis.sh all [N1] [N16] [N]  # all of it, one code state, one run: the READMEs' figures
 #
 #   ROUNDS=3     bench: run the servers in turn ROUNDS times, report medians (default 1)
@@ -314,8 +317,9 @@ count_now() {  # count_now NAME: the server's allocations so far
 
 run_allocs() {
   local short=20000 long=120000 name pipeline
-  gcc -O2 -shared -fPIC -o "$WORK/malloc_count.so" "$HERE/measure/allocation_counter.c" \
-    "$HERE/allocation_count_signal.c"
+  local counter="$HERE/../../Benchmarks/Sources/AllocationCounter"
+  gcc -O2 -shared -fPIC -I "$counter/include" -o "$WORK/malloc_count.so" \
+    "$counter/AllocationCounter.c" "$HERE/allocation_count_signal.c"
   echo
   echo "| server | -P | allocations per GET (steady state) |"
   echo "|---|---|---|"
@@ -337,6 +341,64 @@ run_allocs() {
   done
 }
 
+# ---- instructions: callgrind instructions per GET, one event loop, by source of the code ----
+
+# cg_server NAME GETS COMMAND...: starts COMMAND under callgrind with instrumentation off, warms
+# it up with 5,000 GETs, counts GETS GETs at -P 1 (50 connections) with it on, stops the server
+# and leaves the profile in $WORK/NAME.cg; prints the instructions counted.
+cg_server() {
+  local name=$1 gets=$2
+  shift 2
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$WORK/$name.cg" "$@" \
+    >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  PID=$!
+  PIDS+=("$PID")
+  PORT=$CG_PORT
+  for _ in $(seq 1 600); do
+    [ -z "$CG_PORT" ] && PORT=$(head -1 "$WORK/$name.out" | sed -nE 's/^listening on ([0-9]+)$/\1/p')
+    [ -n "$PORT" ] && [ "$(redis-cli -p "$PORT" ping 2>/dev/null)" = PONG ] && break
+    sleep 0.2
+  done
+  redis-benchmark -p "$PORT" -t get -c 50 -n 5000 -q >/dev/null 2>&1
+  callgrind_control -i on "$PID" >/dev/null
+  redis-benchmark -p "$PORT" -t get -c 50 -n "$gets" -q >/dev/null 2>&1
+  callgrind_control -i off "$PID" >/dev/null
+  kill -TERM "$PID" 2>/dev/null
+  wait "$PID" 2>/dev/null || true
+  [ -z "${CG_KEEP:-}" ] || cp "$WORK/$name.cg" "$CG_KEEP/$name.cg"
+  awk '/^totals:/ { print $2; exit }' "$WORK/$name.cg"
+}
+
+run_instructions() {
+  local gets=${1:-10000} total
+  need_tool valgrind || { echo "redis.sh: valgrind is needed" >&2; exit 1; }
+  # valgrind gives up on the DWARF of Swift binaries: a stripped copy.
+  cp "$BIN/CovenantRESPExample" "$WORK/covenant-server" && strip -g "$WORK/covenant-server"
+  CG_PORT=
+  total=$(cg_server covenant "$gets" "$WORK/covenant-server" --port 0 --threads 1)
+  python3 "$HERE/callgrind_groups.py" "$WORK/covenant.cg" "$gets" 30 >"$WORK/groups"
+  CG_PORT=$(free_port)
+  local redis
+  redis=$(cg_server redis "$gets" redis-server --port "$CG_PORT" --bind 127.0.0.1 --save '' \
+    --appendonly no --dir "$WORK")
+  echo
+  echo "callgrind instructions per GET: redis-benchmark -t get -P 1 -c 50, $gets GETs after" \
+    "5,000; one event loop; whole process (the runtime's work charged to its callers)"
+  echo
+  echo "| server | per GET | swift-nio | CovenantNIO | CovenantCore | RESP code | unattributed |"
+  echo "|---|---|---|---|---|---|---|"
+  awk -F'\t' -v t="$total" -v n="$gets" '/^--/ { exit } { v[$1] = $2 }
+    END { printf "| CovenantRESPExample | %.0f | %s | %s | %s | %s | %s |\n", t / n,
+      v["swift-nio"], v["CovenantNIO"], v["CovenantCore"], v["RESP code"], v["unattributed"] }' \
+    "$WORK/groups"
+  awk -v t="$redis" -v n="$gets" 'BEGIN { printf "| redis-server | %.0f | | | | | |\n", t / n }'
+  echo
+  echo "The costliest functions of the example (instructions per GET, with the runtime work they cause):"
+  sed '1,/^--/d' "$WORK/groups" | while IFS=$'\t' read -r cost group name; do
+    printf '  %6s  %-12s %s\n' "$cost" "$group" "$(swift demangle --simplified "$name" | cut -c1-110)"
+  done
+}
+
 run_readline() {
   echo
   "$BIN/CovenantNIOReadLineBenchmark"
@@ -354,6 +416,7 @@ case $MODE in
   idle) build; machine; run_idle "${2:-}" ;;
   allocs) build; run_allocs ;;
   readline) build; run_readline ;;
+  instructions) build; run_instructions "${2:-}" ;;
   all)
     build
     machine
