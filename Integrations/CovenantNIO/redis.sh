@@ -394,9 +394,8 @@ run_instructions() {
   awk -v t="$redis" -v n="$gets" 'BEGIN { printf "| redis-server | %.0f | | | | | |\n", t / n }'
   echo
   echo "The costliest functions of the example (instructions per GET, with the runtime work they cause):"
-  sed '1,/^--/d' "$WORK/groups" | while IFS=$'\t' read -r cost group name; do
-    printf '  %6s  %-12s %s\n' "$cost" "$group" "$(swift demangle --simplified "$name" | cut -c1-110)"
-  done
+  sed '1,/^--/d' "$WORK/groups" | swift demangle --simplified |
+    awk -F'\t' '{ printf "  %6s  %-12s %s\n", $1, $2, substr($3, 1, 110) }'
 }
 
 run_readline() {

@@ -1,4 +1,5 @@
 import Covenant
+import CovenantTesting
 import Foundation
 import XCTest
 
@@ -97,5 +98,49 @@ final class CoroutineWakeUpTests: XCTestCase {
     }
     XCTAssertEqual(info?.wait, .callback(valueType: "Int"))
     scope.cancel()
+  }
+
+  /// `Coroutine.runAsTask`: the first coroutine its body wakes continues right after the body,
+  /// inside the call, without a task of the scheduler; the next ones are scheduled as usual.
+  func testRunAsTaskContinuesTheFirstWokenCoroutineInPlace() {
+    let scheduler = TestScheduler()
+    let wakeUps = Box<[CoroutineWakeUp]>([])
+    let steps = Box<[String]>([])
+    for name in ["first", "second"] {
+      scheduler.startCoroutine {
+        XCTAssertTrue(try Coroutine.awaitWakeUp { wakeUps.value.append($0) })
+        steps.value.append(name)
+      }
+    }
+    scheduler.run()  // both start and wait
+    XCTAssertEqual(wakeUps.value.count, 2)
+    XCTAssertEqual(scheduler.pendingTaskCount, 0)
+    Coroutine.runAsTask(of: scheduler) {
+      XCTAssertTrue(wakeUps.value[0].resume())
+      XCTAssertTrue(wakeUps.value[1].resume())
+      steps.value.append("body")
+    }
+    XCTAssertEqual(steps.value, ["body", "first"], "the first woken ran after the body, in place")
+    XCTAssertEqual(scheduler.pendingTaskCount, 1, "the second went through scheduleTask")
+    scheduler.run()
+    XCTAssertEqual(steps.value, ["body", "first", "second"])
+  }
+
+  /// A coroutine of another scheduler woken in the body is not run in place.
+  func testRunAsTaskLeavesOtherSchedulersCoroutinesToThem() {
+    let scheduler = TestScheduler()
+    let other = TestScheduler()
+    let wakeUp = Box<CoroutineWakeUp?>(nil)
+    let woken = Box(false)
+    other.startCoroutine {
+      XCTAssertTrue(try Coroutine.awaitWakeUp { wakeUp.value = $0 })
+      woken.value = true
+    }
+    other.run()
+    Coroutine.runAsTask(of: scheduler) { XCTAssertTrue(wakeUp.value!.resume()) }
+    XCTAssertFalse(woken.value)
+    XCTAssertEqual(other.pendingTaskCount, 1)
+    other.run()
+    XCTAssertTrue(woken.value)
   }
 }

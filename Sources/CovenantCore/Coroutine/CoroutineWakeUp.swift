@@ -85,3 +85,20 @@ extension Coroutine {
     return identity == ObjectIdentifier(scheduler)
   }
 }
+
+extension Coroutine {
+  /// Runs `body` as a task of `scheduler` on the calling thread: the first coroutine of
+  /// `scheduler` that `body` makes ready (a `CoroutineWakeUp.resume()`, a fulfilled promise it
+  /// awaits) continues right after `body` returns, inside this call, instead of going through
+  /// `scheduler.scheduleTask` — no closure is made for it, so waking it allocates nothing.
+  /// Further coroutines it wakes go through `scheduleTask` as usual.
+  ///
+  /// For integrations whose callbacks already run where `scheduler` runs its tasks (an event
+  /// loop's own I/O callbacks, for the loop's scheduler): the woken coroutine continues in that
+  /// callback, which must be a place where the scheduler may run its work.
+  /// - Precondition: the calling thread is one `scheduler` runs its tasks on, and runs none of
+  ///   them right now other than the caller (not checked: a coroutine would run out of turn).
+  public static func runAsTask(of scheduler: AnyObject, _ body: () -> Void) {
+    SchedulerTurn.run(as: ObjectIdentifier(scheduler), body)
+  }
+}

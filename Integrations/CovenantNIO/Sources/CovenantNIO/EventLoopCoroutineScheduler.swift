@@ -41,14 +41,24 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   /// with a single `execute`.
   public static let turnBudget = 256
 
-  /// Loop-thread-only state: read and written only when `eventLoop.inEventLoop` is true.
-  private var inTurn = false
-  private var local: [() -> Void] = []
+  // Loop-thread-only state: read and written only when `eventLoop.inEventLoop` is true.
+  // `@exclusivity(unchecked)`: confined to one thread and never accessed by two overlapping
+  // `inout`s, which the run-time exclusivity check would otherwise verify at every access of
+  // every turn.
+  @exclusivity(unchecked) private var inTurn = false
+  @exclusivity(unchecked) private var local: [() -> Void] = []
   /// What `withTurn`s of the current loop iteration made ready, for their shared loop task.
-  private var batch: [() -> Void] = []
-  private var batchScheduled = false
-  /// What runs when the current turn ends (`atTurnEnd`).
-  private var turnEndActions: [any TurnEndAction] = []
+  @exclusivity(unchecked) private var batch: [() -> Void] = []
+  @exclusivity(unchecked) private var batchScheduled = false
+  /// What runs when the current turn ends (`atTurnEnd`): the first in a slot of its own (a
+  /// turn usually flushes one channel: no array traffic), any others after it, in order.
+  @exclusivity(unchecked) private var turnEndAction: (any TurnEndAction)?
+  @exclusivity(unchecked) private var moreTurnEndActions: [any TurnEndAction] = []
+  /// The loop tasks that run `batch` and drain the inbox, made once in `init` (a closure per
+  /// `execute` would be an allocation per wake-up) and never changed after it. Weak: the
+  /// scheduler must not keep itself alive.
+  private var runBatch: (@Sendable () -> Void)!
+  private var drainInboxTask: (@Sendable () -> Void)!
 
   private struct Inbox: @unchecked Sendable {
     var tasks: [() -> Void] = []
@@ -76,6 +86,8 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
 
   init(eventLoop: any EventLoop) {
     self.eventLoop = eventLoop
+    runBatch = { [weak self] in self?.runBatchNow() }
+    drainInboxTask = { [weak self] in self?.drainInbox() }
   }
 
   /// How many times this scheduler has called `eventLoop.execute` (a diagnostic counter: the
@@ -105,7 +117,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       Self.runAfterShutdown(task)
     case true?:
       executes.add(1, ordering: .relaxed)
-      eventLoop.execute { [self] in drainInbox() }
+      eventLoop.execute(drainInboxTask)
     case false?:
       break
     }
@@ -146,10 +158,14 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   /// ready runs right then, in this loop task. For the end of a NIO callback that has seen its
   /// whole burst (`channelReadComplete`, a timer, a future's completion): no `execute`.
   /// - Precondition: on the loop's thread.
+  ///
+  /// `body` runs as a task of this scheduler in Covenant's sense (`Coroutine.runAsTask`): the
+  /// first coroutine it wakes continues right after it without being queued, so a wake-up
+  /// allocates nothing.
   func runTurn(_ body: () -> Void) {
     if inTurn { return body() }
     inTurn = true
-    body()
+    Coroutine.runAsTask(of: self, body)
     finishTurn()
   }
 
@@ -158,18 +174,22 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   /// at once.
   /// - Precondition: on the loop's thread.
   func atTurnEnd(_ action: any TurnEndAction) {
-    if inTurn {
-      turnEndActions.append(action)
-    } else {
+    if !inTurn {
       action.turnDidEnd()
+    } else if turnEndAction == nil {
+      turnEndAction = action
+    } else {
+      moreTurnEndActions.append(action)
     }
   }
+
+  private var hasTurnEndActions: Bool { turnEndAction != nil || !moreTurnEndActions.isEmpty }
 
   /// The end of a `withTurn`: what it made ready goes to the loop task shared by the
   /// iteration's `withTurn`s (one `execute`, made by the first of them).
   private func deferTurnEnd() {
     inTurn = false
-    if !turnEndActions.isEmpty { runTurnEndActions() }
+    if hasTurnEndActions { runTurnEndActions() }
     if local.isEmpty { return }
     batch.append(contentsOf: local)
     local.removeAll(keepingCapacity: true)
@@ -181,12 +201,17 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
     if batchScheduled { return }
     batchScheduled = true
     executes.add(1, ordering: .relaxed)
-    eventLoop.execute { [self] in
-      batchScheduled = false
-      let tasks = batch
-      batch.removeAll(keepingCapacity: true)
-      runInTurn(tasks)
-    }
+    eventLoop.execute(runBatch)
+  }
+
+  /// The loop task shared by an iteration's `withTurn`s: runs what they made ready.
+  private func runBatchNow() {
+    batchScheduled = false
+    var tasks: [() -> Void] = []
+    swap(&tasks, &batch)
+    runInTurn(tasks)
+    tasks.removeAll(keepingCapacity: true)
+    if batch.isEmpty { batch = tasks }  // its storage, for the next batch
   }
 
   /// Runs the inbox's tasks in one turn (the task behind each `execute`).
@@ -223,7 +248,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
         ran += 1
         task()
       }
-      if turnEndActions.isEmpty { break }
+      if !hasTurnEndActions { break }
       runTurnEndActions()
       if index == local.count || ran == Self.turnBudget { break }
     }
@@ -236,12 +261,18 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   /// Runs the registered turn-end actions, including any they register.
   private func runTurnEndActions() {
     var index = 0
-    while index < turnEndActions.count {
-      let action = turnEndActions[index]
-      index += 1
-      action.turnDidEnd()
+    while true {
+      if let action = turnEndAction.take() {
+        action.turnDidEnd()
+      } else if index < moreTurnEndActions.count {
+        let action = moreTurnEndActions[index]
+        index += 1
+        action.turnDidEnd()
+      } else {
+        break
+      }
     }
-    turnEndActions.removeAll(keepingCapacity: true)
+    if index > 0 { moreTurnEndActions.removeAll(keepingCapacity: true) }
   }
 
   /// Called once, on the loop thread, when the loop shuts down: stops sending work to the

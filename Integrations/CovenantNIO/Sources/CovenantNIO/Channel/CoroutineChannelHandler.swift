@@ -75,6 +75,10 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
   @exclusivity(unchecked) private var isWritable = true
   @exclusivity(unchecked) private var flushScheduled = false
   @exclusivity(unchecked) private var hasWritten = false
+  /// The small `ByteBuffer` writes of this turn after its first, copied into one buffer of the
+  /// channel's allocator (`gather`); handed to the channel before any other write and when the
+  /// turn ends. Only ever set when `Outbound` is `ByteBuffer`.
+  @exclusivity(unchecked) private var gathered: ByteBuffer?
   /// Coroutines waiting for the channel to become writable, each with its ticket.
   private var writers: [(ticket: UInt32, wakeUp: CoroutineWakeUp)] = []
   private var nextTicket: UInt32 = 0
@@ -110,6 +114,7 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
   func handlerRemoved(context: ChannelHandlerContext) {
     self.context = nil
     isActive = false
+    gathered = nil
     whenActive = nil  // it holds this handler (through the connection)
     // Output first: a reader woken by the end of input must find it closed.
     closeOutput(.channelClosed)
@@ -131,14 +136,27 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
 
   func channelInactive(context: ChannelHandlerContext) {
     isActive = false
+    gathered = nil
     closeOutput(.channelClosed)
     endInput(.ended)
     context.fireChannelInactive()
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    // NIO calls this generic method through its protocol witness, unspecialised: a byte
+    // stream (the common case) continues in code compiled for `ByteBuffer`, which appends
+    // without generic metadata look-ups.
+    if Inbound.self == ByteBuffer.self, Outbound.self == ByteBuffer.self {
+      unsafeDowncast(self, to: CoroutineChannelHandler<ByteBuffer, ByteBuffer>.self)
+        .receivedBytes(data)
+      return
+    }
+    received(unwrapInboundIn(data))
+  }
+
+  /// A value read from the channel.
+  private func received(_ value: Inbound) {
     isReading = false  // NIO answered (and cleared its own pending read)
-    let value = unwrapInboundIn(data)
     let size = Self.size(of: value)
     if Inbound.self == ByteBuffer.self, size == 0 { return }
     buffered.append(value)
@@ -279,20 +297,60 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
     }
   }
 
-  /// Writes `value` (unflushed: the turn's end flushes it).
+  /// Writes `value` (unflushed: the turn's end flushes it). The first write of a turn goes to
+  /// the channel as it is; later small `ByteBuffer`s are copied into one buffer (`gather`).
   func write(_ value: Outbound) {
     guard let context else { return }
     hasWritten = true
-    context.write(wrapOutboundOut(value), promise: nil)
     if !flushScheduled {
       flushScheduled = true
       scheduler.atTurnEnd(self)
+    } else if Outbound.self == ByteBuffer.self,
+      gather(unsafeBitCast(value, to: ByteBuffer.self), context: context)
+    {
+      return
     }
+    context.write(wrapOutboundOut(value), promise: nil)
+  }
+
+  /// Writes of at most this many bytes, after the first of a turn, are gathered.
+  static var gatheredWriteLimit: Int { 1_024 }
+  /// Once the gathered buffer holds this many bytes it goes to the channel (whose watermarks
+  /// count it from then on), and the next small write starts another.
+  static var gatheredBufferLimit: Int { 16_384 }
+
+  /// The replies to a batch of pipelined requests, each written from a buffer of its own,
+  /// would each hold that buffer until the turn's flush, so that the server's next reply needs
+  /// a new one: an allocation per reply. Copied into one buffer instead, they cost one per
+  /// turn, leave in one `writev` entry, and the server's buffer is free for the next reply.
+  /// Returns whether `buffer` was gathered; when not (too large), what was gathered goes to
+  /// the channel first, so that the order of the writes is kept.
+  private func gather(_ buffer: ByteBuffer, context: ChannelHandlerContext) -> Bool {
+    guard buffer.readableBytes <= Self.gatheredWriteLimit else {
+      writeGathered(context)
+      return false
+    }
+    if gathered == nil {
+      gathered = context.channel.allocator.buffer(capacity: Self.gatheredWriteLimit)
+    }
+    gathered!.writeImmutableBuffer(buffer)  // in place: no copy of the gathered bytes
+    if gathered.unsafelyUnwrapped.readableBytes >= Self.gatheredBufferLimit {
+      writeGathered(context)
+    }
+    return true
+  }
+
+  /// Hands the gathered writes to the channel (unflushed).
+  private func writeGathered(_ context: ChannelHandlerContext) {
+    guard let buffer = gathered.take() else { return }
+    context.write(wrapOutboundOut(unsafeBitCast(buffer, to: Outbound.self)), promise: nil)
   }
 
   func turnDidEnd() {
     flushScheduled = false
-    context?.flush()
+    guard let context else { return }
+    writeGathered(context)
+    context.flush()
   }
 
   private func wakeWriters() {
@@ -319,6 +377,7 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
     closeOutput(.closedHere)
     guard let context, isActive else { return }
     flushScheduled = false
+    writeGathered(context)
     context.flush()
     let promise = context.eventLoop.makePromise(of: Void.self)
     context.close(mode: .output, promise: promise)
@@ -345,4 +404,9 @@ final class CoroutineChannelHandler<Inbound, Outbound>: ChannelInboundHandler,
     context?.close(mode: .all, promise: nil)
     if let cancellation { throw cancellation }
   }
+}
+
+extension CoroutineChannelHandler where Inbound == ByteBuffer, Outbound == ByteBuffer {
+  /// `channelRead` of a byte stream: `received`, compiled for `ByteBuffer`.
+  fileprivate func receivedBytes(_ data: NIOAny) { received(unwrapInboundIn(data)) }
 }

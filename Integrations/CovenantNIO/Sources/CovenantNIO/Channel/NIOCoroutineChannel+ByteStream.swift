@@ -1,6 +1,14 @@
 import CovenantCore
 import NIOCore
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
 extension NIOCoroutineChannel where Inbound == ByteBuffer, Outbound == ByteBuffer {
   /// Inside a coroutine: the next line, without its terminator (LF or CRLF), decoded as UTF-8
   /// (invalid bytes become U+FFFD); `nil` at the end of input. A last line without a
@@ -46,6 +54,15 @@ extension NIOCoroutineChannel where Inbound == ByteBuffer, Outbound == ByteBuffe
 
 extension CoroutineChannelHandler where Inbound == ByteBuffer, Outbound == ByteBuffer {
   func readLine(maxLength: Int, until deadline: NIODeadline?) throws -> String? {
+    // The common case first: the line in the first buffer, now or once something arrives.
+    while skipThrough == nil {
+      if !buffered.isEmpty {
+        if let line = takeLineFromFirstBuffer(maxLength) { return line }
+        break
+      }
+      guard case .open = input else { break }
+      try waitForInput(until: deadline)
+    }
     let tooLong = NIOCoroutineChannelError.lineTooLong(maxLength: maxLength)
     // The frame may hold a CR beyond `maxLength`: a CRLF line of `maxLength` bytes.
     let limit = maxLength < Int.max ? max(0, maxLength) + 1 : maxLength
@@ -59,6 +76,38 @@ extension CoroutineChannelHandler where Inbound == ByteBuffer, Outbound == ByteB
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
       }
     }
+  }
+
+  /// The next line when the first buffer holds all of it and it is not too long — the common
+  /// case, in one pass over the borrowed buffer (no copy of it, no reference counting): the
+  /// search from where the last one stopped, the `String`, the consumption. `nil` otherwise,
+  /// and the general path decides.
+  @inline(__always)
+  private func takeLineFromFirstBuffer(_ maxLength: Int) -> String? {
+    // The LF of a line of `maxLength` bytes ending in CRLF is at `maxLength + 1`.
+    let reach = maxLength < Int.max - 1 ? max(0, maxLength) + 2 : Int.max
+    let from = searchedBytes
+    let taken = buffered.modifyFirst { buffer -> (line: String, consumed: Int, left: Int)? in
+      let end = min(buffer.readableBytes, reach)
+      guard from < end else { return nil }
+      let found = buffer.withUnsafeReadableBytes { bytes -> (line: String, consumed: Int)? in
+        let base = bytes.baseAddress.unsafelyUnwrapped
+        guard let newline = memchr(base + from, Int32(UInt8(ascii: "\n")), end - from) else {
+          return nil
+        }
+        let index = UnsafeRawPointer(newline) - UnsafeRawPointer(base)
+        let length = index > 0 && bytes[index - 1] == UInt8(ascii: "\r") ? index - 1 : index
+        if length > maxLength { return nil }
+        let line = String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self)
+        return (line, index + 1)
+      }
+      guard let found else { return nil }
+      buffer.moveReaderIndex(forwardBy: found.consumed)
+      return (found.line, found.consumed, buffer.readableBytes)
+    }
+    guard let taken else { return nil }
+    afterTakingBytes(taken.consumed, left: taken.left)
+    return taken.line
   }
 
   func read(until delimiter: UInt8, maxLength: Int, deadline: NIODeadline?) throws -> ByteBuffer? {
@@ -166,12 +215,13 @@ extension CoroutineChannelHandler where Inbound == ByteBuffer, Outbound == ByteB
   /// Takes `count` bytes (all buffered): a slice of the first buffer when it holds them all,
   /// else a new buffer gathered from the buffers in turn.
   private func takeBytes(_ count: Int) -> ByteBuffer {
-    if buffered.first.unsafelyUnwrapped.readableBytes >= count {
-      let (slice, left) = buffered.modifyFirst { buffer in
-        (buffer.readSlice(length: count).unsafelyUnwrapped, buffer.readableBytes)
-      }
-      afterTakingBytes(count, left: left)
-      return slice
+    let fromFirst = buffered.modifyFirst { buffer -> (slice: ByteBuffer, left: Int)? in
+      guard let slice = buffer.readSlice(length: count) else { return nil }
+      return (slice, buffer.readableBytes)
+    }
+    if let fromFirst {
+      afterTakingBytes(count, left: fromFirst.left)
+      return fromFirst.slice
     }
     var result = (context?.channel.allocator ?? ByteBufferAllocator()).buffer(capacity: count)
     while result.readableBytes < count {
