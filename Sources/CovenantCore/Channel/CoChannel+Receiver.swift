@@ -7,8 +7,7 @@ extension CoChannel {
   ///   for number in numbers.makeIterator() { print(number) }
   /// }
   /// ```
-  public final class Receiver: CoCancellable, @unchecked Sendable {
-    // `@unchecked Sendable`: immutable references to a thread-safe channel or source.
+  public final class Receiver: CoCancellable, Sendable {
     /// The channel itself when this is not a mapped receiver: the hot paths call it directly,
     /// so they are specialized in client code.
     @usableFromInline let channel: CoChannel<Element>?
@@ -105,8 +104,7 @@ extension CoChannel {
 }
 
 /// The source of a mapped receiver: receives from `base` and transforms each element.
-final class MappedReceiving<Base, Element>: ChannelReceiving, @unchecked Sendable {
-  // `@unchecked Sendable`: immutable; the transform is `@Sendable` and the base thread-safe.
+final class MappedReceiving<Base, Element>: ChannelReceiving, Sendable {
   let base: CoChannel<Base>.Receiver
   let transform: @Sendable (Base) -> Element
 

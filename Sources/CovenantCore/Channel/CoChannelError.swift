@@ -6,3 +6,7 @@ public enum CoChannelError: Error, Equatable, Sendable {
   /// The channel was cancelled: its buffer was dropped and every operation fails.
   case canceled
 }
+
+extension CoChannelError: CancellationReporting {
+  var isCancellation: Bool { self == .canceled }
+}

@@ -98,7 +98,8 @@ extension CoroutineChannelHandler where Inbound == ByteBuffer, Outbound == ByteB
         let index = UnsafeRawPointer(newline) - UnsafeRawPointer(base)
         let length = index > 0 && bytes[index - 1] == UInt8(ascii: "\r") ? index - 1 : index
         if length > maxLength { return nil }
-        let line = String(decoding: UnsafeRawBufferPointer(start: base, count: length), as: UTF8.self)
+        let bytesOfLine = UnsafeRawBufferPointer(start: base, count: length)
+        let line = String(decoding: bytesOfLine, as: UTF8.self)
         return (line, index + 1)
       }
       guard let found else { return nil }
