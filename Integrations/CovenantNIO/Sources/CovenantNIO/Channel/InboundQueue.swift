@@ -51,6 +51,13 @@ struct InboundQueue<Element> {
     return try body(&head!)
   }
 
+  /// Runs `body` on the second value in place.
+  /// - Precondition: the queue holds at least two values.
+  mutating func modifySecond<R>(_ body: (inout Element) throws -> R) rethrows -> R {
+    precondition(restStart < rest.count, "InboundQueue.modifySecond without a second value")
+    return try body(&rest[restStart])
+  }
+
   /// Removes the second value and returns it (to be merged into the first).
   mutating func removeSecond() -> Element? {
     guard restStart < rest.count else { return nil }

@@ -5,7 +5,10 @@ extension NIOCoroutineChannel {
   /// Inside a coroutine: writes `value`. Suspends first while more than the channel's high
   /// watermark waits to be written (a peer that does not read holds the writer back); returns
   /// once the channel has the value. The writes of one turn of the coroutine are flushed
-  /// together when it next suspends or returns.
+  /// together when it next suspends or returns. A `ByteBuffer` of at most 1 KiB written after
+  /// the first of a turn is copied into one buffer of the channel's allocator (the replies to a
+  /// batch of pipelined requests leave in one piece), so the caller may reuse or clear its
+  /// buffer at once without it being copied on write.
   /// - Throws: `NIOCoroutineChannelError.outputClosed` after `closeOutbound()` or `close()`,
   ///   `.channelClosed` on a closed channel, `CoroutineError.canceled` if the coroutine is
   ///   cancelled while it waits (the value is then not written), and
