@@ -60,6 +60,9 @@ start() {
     covenant | twin)
       local binary=CovenantRESPExample
       [ "$name" = twin ] && binary=CovenantRESPAsyncBaseline
+      # A restart must not read the last start's port: the redirection below truncates the
+      # file in the child, which the wait loop can outrun.
+      rm -f "$WORK/$name.out" "$WORK/$name.err"
       env "${environment[@]}" "$BIN/$binary" --port 0 --threads "$THREADS" \
         >"$WORK/$name.out" 2>"$WORK/$name.err" &
       PID=$!
