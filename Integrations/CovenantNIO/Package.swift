@@ -13,10 +13,14 @@ let package = Package(
     .library(name: "CovenantNIO", targets: ["CovenantNIO"]),
     .executable(name: "CovenantHTTPExample", targets: ["CovenantHTTPExample"]),
     .executable(name: "CovenantHTTPAsyncBaseline", targets: ["CovenantHTTPAsyncBaseline"]),
+    .executable(name: "CovenantRESPExample", targets: ["CovenantRESPExample"]),
+    .executable(name: "CovenantRESPAsyncBaseline", targets: ["CovenantRESPAsyncBaseline"]),
   ],
   dependencies: [
     .package(name: "Covenant", path: "../.."),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // Tests only: TLS under a coroutine connection (a handler added by the channel initializer).
+    .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
   ],
   targets: [
     .target(
@@ -26,6 +30,7 @@ let package = Package(
         // servers Covenant's types without loading Foundation.
         .product(name: "CovenantCore", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
@@ -49,6 +54,47 @@ let package = Package(
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
+    // The RESP servers' shared part: store, pub/sub registry, commands, RESP encoding and the
+    // twin's incremental parser, so that the two servers differ only in their I/O.
+    .target(
+      name: "CovenantRESPCore",
+      dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantRESPExample",
+      dependencies: [
+        "CovenantNIO",
+        "CovenantRESPCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // N5: readLine throughput from memory (an EmbeddedChannel), run by redis.sh.
+    .executableTarget(
+      name: "CovenantNIOReadLineBenchmark",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .executableTarget(
+      name: "CovenantRESPAsyncBaseline",
+      dependencies: [
+        "CovenantRESPCore",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    .testTarget(
+      name: "CovenantRESPCoreTests",
+      dependencies: ["CovenantRESPCore", .product(name: "NIOCore", package: "swift-nio")],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
     .testTarget(
       name: "CovenantNIOTests",
       dependencies: [
@@ -57,6 +103,7 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        .product(name: "NIOSSL", package: "swift-nio-ssl"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What load.sh and footprint.sh share: sourced by them, not run on its own.
+# What load.sh, footprint.sh and redis.sh share: sourced by them, not run on its own.
 #   - a scratch folder ($WORK) and the servers they start ($PIDS), removed and killed on exit;
 #   - install_tools TOOL...: installs missing commands (.ci/lib.sh's need_tool, apt-get);
 #   - build_servers: builds both servers in release mode (unless LOAD_NO_BUILD=1);

@@ -43,6 +43,25 @@ struct SchedulerTurn {
     }
   }
 
+  /// Runs `body` as a task of `scheduler` (identity) that is already running on this thread —
+  /// an integration's own callback on the scheduler's thread — then whatever `body` handed off
+  /// to it, as `run(_:)` does after its first item: the first coroutine of `scheduler` that
+  /// `body` wakes continues right after `body`, with no `scheduleTask` (no closure made).
+  static func run(as scheduler: ObjectIdentifier, _ body: () -> Void) {
+    var turn = SchedulerTurn(scheduler: scheduler, next: nil)
+    withUnsafeMutablePointer(to: &turn) { turn in
+      let previous = ThreadSlot.load(ThreadSlot.turn)
+      ThreadSlot.store(ThreadSlot.turn, UnsafeMutableRawPointer(turn))
+      defer { ThreadSlot.store(ThreadSlot.turn, previous) }
+      body()
+      for _ in 0..<handOffBudget {
+        guard let next = turn.pointee.next.take() else { return }
+        execute(next)
+      }
+      if let next = turn.pointee.next.take() { next.reschedule() }
+    }
+  }
+
   /// Puts `reaction` in the slot if this thread is running a task of `scheduler` whose slot is
   /// free; otherwise returns false and the caller schedules it normally.
   static func handOff(_ reaction: Reaction, to scheduler: ObjectIdentifier) -> Bool {

@@ -27,13 +27,13 @@ extension EventLoopCoroutineScheduler {
     guard let amount = delay.timeAmount else { return LoopTimer(scheduled: nil) }
     if isShutDown { return Self.afterShutdown.scheduleTask(after: delay, task) }
     nonisolated(unsafe) let task = task
-    let scheduled = eventLoop.scheduleTask(in: amount) { [self] in withTurn { task() } }
+    let scheduled = eventLoop.scheduleTask(in: amount) { [self] in runTurn { task() } }
     // On the loop (where coroutines arm their timers) this is one more callback on the task's
     // promise; from another thread NIO adds it with an `execute`.
     scheduled.futureResult.whenFailure { [self] error in
       // `cancel()` fails the task with `.cancelled`: only the shutdown's failure runs it.
       guard (error as? EventLoopError) == .shutdown else { return }
-      if eventLoop.inEventLoop { withTurn { task() } } else { Self.runAfterShutdown(task) }
+      if eventLoop.inEventLoop { runTurn { task() } } else { Self.runAfterShutdown(task) }
     }
     return LoopTimer(scheduled: scheduled)
   }

@@ -13,9 +13,14 @@ import Synchronization
 ///
 /// ## How tasks reach the loop
 /// - **Inside a turn** (this thread is the loop's thread and is running coroutine work of this
-///   scheduler, or a NIO callback wrapped in `withTurn`): the task is queued locally and runs
-///   right after the current item, in the same loop task — no `execute`, no wake-up. After
-///   `turnBudget` such items the rest is sent through one `execute`, so I/O is not starved.
+///   scheduler, or the end of a NIO callback of this module's bridges and channels): the task is
+///   queued locally and runs right after the current item, in the same loop task — no
+///   `execute`, no wake-up. After `turnBudget` such items the rest is sent through one
+///   `execute`, so I/O is not starved. When a turn ends, the writes its coroutines made on
+///   `NIOCoroutineChannel`s are flushed, one flush per channel.
+/// - **In a `withTurn`** (a NIO callback of yours): the task waits for the loop task that all
+///   `withTurn`s of this loop iteration share, so a burst of wake-ups resumes each coroutine
+///   once.
 /// - **Otherwise** (another thread, or the loop thread outside a turn, e.g. a channel handler
 ///   starting a coroutine): the task goes into an inbox, and one `execute` drains the inbox;
 ///   tasks arriving before that drain runs share it.
@@ -36,9 +41,24 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
   /// with a single `execute`.
   public static let turnBudget = 256
 
-  /// Loop-thread-only state: read and written only when `eventLoop.inEventLoop` is true.
-  private var inTurn = false
-  private var local: [() -> Void] = []
+  // Loop-thread-only state: read and written only when `eventLoop.inEventLoop` is true.
+  // `@exclusivity(unchecked)`: confined to one thread and never accessed by two overlapping
+  // `inout`s, which the run-time exclusivity check would otherwise verify at every access of
+  // every turn.
+  @exclusivity(unchecked) private var inTurn = false
+  @exclusivity(unchecked) private var local: [() -> Void] = []
+  /// What `withTurn`s of the current loop iteration made ready, for their shared loop task.
+  @exclusivity(unchecked) private var batch: [() -> Void] = []
+  @exclusivity(unchecked) private var batchScheduled = false
+  /// What runs when the current turn ends (`atTurnEnd`): the first in a slot of its own (a
+  /// turn usually flushes one channel: no array traffic), any others after it, in order.
+  @exclusivity(unchecked) private var turnEndAction: (any TurnEndAction)?
+  @exclusivity(unchecked) private var moreTurnEndActions: [any TurnEndAction] = []
+  /// The loop tasks that run `batch` and drain the inbox, made once in `init` (a closure per
+  /// `execute` would be an allocation per wake-up) and never changed after it. Weak: the
+  /// scheduler must not keep itself alive.
+  private var runBatch: (@Sendable () -> Void)!
+  private var drainInboxTask: (@Sendable () -> Void)!
 
   private struct Inbox: @unchecked Sendable {
     var tasks: [() -> Void] = []
@@ -66,6 +86,8 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
 
   init(eventLoop: any EventLoop) {
     self.eventLoop = eventLoop
+    runBatch = { [weak self] in self?.runBatchNow() }
+    drainInboxTask = { [weak self] in self?.drainInbox() }
   }
 
   /// How many times this scheduler has called `eventLoop.execute` (a diagnostic counter: the
@@ -95,34 +117,101 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       Self.runAfterShutdown(task)
     case true?:
       executes.add(1, ordering: .relaxed)
-      eventLoop.execute { [self] in drainInbox() }
+      eventLoop.execute(drainInboxTask)
     case false?:
       break
     }
   }
 
-  /// Runs `body` on the loop thread as a turn of this scheduler: coroutines of this loop that
-  /// `body` makes ready (by fulfilling a promise they await, sending on a channel they receive
-  /// from, …) continue right after `body` returns, in the same loop task, without an `execute`.
+  /// Runs `body` on the loop thread as part of a turn of this scheduler: the coroutines of this
+  /// loop that `body` makes ready (by fulfilling a promise they await, sending on a channel they
+  /// receive from, …) continue later in this same iteration of the loop, after the loop's
+  /// current I/O events, in one loop task that every `withTurn` of the iteration shares.
   ///
   /// Use it in NIO callbacks that wake coroutines — a timer, a channel read:
   ///
   /// ```swift
-  /// loop.scheduleTask(in: .milliseconds(1)) {
-  ///   scheduler.withTurn { reply.fulfill(value) }   // the awaiting coroutine continues here
+  /// func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+  ///   scheduler.withTurn { inbox.offer(unwrapInboundIn(data)) }   // the reader resumes later
   /// }
   /// ```
   ///
-  /// The bridges of this module (`EventLoopFuture.await()`, `Promise(eventLoopFuture)`,
-  /// `CoFuture(eventLoopFuture)`) already complete inside a turn of the future's loop.
-  /// Nested calls run `body` in the enclosing turn.
+  /// **Batching.** A burst of wake-ups resumes each coroutine once: 1,000 `channelRead`s of one
+  /// read, each offering to a `CoChannel`, resume its receiver once, and it then takes the
+  /// 1,000 values without suspending (`WithTurnBatchingTests`). The cost is at most one
+  /// `execute` per loop iteration, whatever the number of `withTurn` calls in it; without
+  /// `withTurn`, each wake-up from a NIO callback may cost one.
+  ///
+  /// Nested calls, and calls from a coroutine of this loop, run `body` in the enclosing turn.
+  /// (`NIOCoroutineChannel`, `EventLoopFuture.await()` and the other bridges of this module do
+  /// not need it: they wake their coroutines at the end of NIO's own callbacks.)
   /// - Precondition: called on the loop's thread.
   public func withTurn<T>(_ body: () throws -> T) rethrows -> T {
     eventLoop.preconditionInEventLoop()
     if inTurn { return try body() }
     inTurn = true
-    defer { finishTurn() }
+    defer { deferTurnEnd() }
     return try body()
+  }
+
+  /// Runs `body` as a turn of this scheduler that ends when `body` returns: what `body` makes
+  /// ready runs right then, in this loop task. For the end of a NIO callback that has seen its
+  /// whole burst (`channelReadComplete`, a timer, a future's completion): no `execute`.
+  /// - Precondition: on the loop's thread.
+  ///
+  /// `body` runs as a task of this scheduler in Covenant's sense (`Coroutine.runAsTask`): the
+  /// first coroutine it wakes continues right after it without being queued, so a wake-up
+  /// allocates nothing.
+  func runTurn(_ body: () -> Void) {
+    if inTurn { return body() }
+    inTurn = true
+    Coroutine.runAsTask(of: self, body)
+    finishTurn()
+  }
+
+  /// Registers `action` to run when the current turn ends, after every coroutine the turn runs:
+  /// how `NIOCoroutineChannel` flushes the writes of a turn together. Outside a turn, runs it
+  /// at once.
+  /// - Precondition: on the loop's thread.
+  func atTurnEnd(_ action: any TurnEndAction) {
+    if !inTurn {
+      action.turnDidEnd()
+    } else if turnEndAction == nil {
+      turnEndAction = action
+    } else {
+      moreTurnEndActions.append(action)
+    }
+  }
+
+  private var hasTurnEndActions: Bool { turnEndAction != nil || !moreTurnEndActions.isEmpty }
+
+  /// The end of a `withTurn`: what it made ready goes to the loop task shared by the
+  /// iteration's `withTurn`s (one `execute`, made by the first of them).
+  private func deferTurnEnd() {
+    inTurn = false
+    if hasTurnEndActions { runTurnEndActions() }
+    if local.isEmpty { return }
+    batch.append(contentsOf: local)
+    local.removeAll(keepingCapacity: true)
+    if isShutDown {  // the loop would drop the task
+      for task in batch { Self.runAfterShutdown(task) }
+      batch.removeAll()
+      return
+    }
+    if batchScheduled { return }
+    batchScheduled = true
+    executes.add(1, ordering: .relaxed)
+    eventLoop.execute(runBatch)
+  }
+
+  /// The loop task shared by an iteration's `withTurn`s: runs what they made ready.
+  private func runBatchNow() {
+    batchScheduled = false
+    var tasks: [() -> Void] = []
+    swap(&tasks, &batch)
+    runInTurn(tasks)
+    tasks.removeAll(keepingCapacity: true)
+    if batch.isEmpty { batch = tasks }  // its storage, for the next batch
   }
 
   /// Runs the inbox's tasks in one turn (the task behind each `execute`).
@@ -132,10 +221,11 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       defer { inbox.tasks = [] }
       return inbox.tasks
     }
-    runTurn(tasks)
+    runInTurn(tasks)
   }
 
-  private func runTurn(_ tasks: [() -> Void]) {
+  /// Runs `tasks` as one turn (or, inside a turn, queues them in it).
+  private func runInTurn(_ tasks: [() -> Void]) {
     if inTurn {
       local.append(contentsOf: tasks)
       return
@@ -145,21 +235,44 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
     finishTurn()
   }
 
-  /// Runs what the turn made ready, up to the budget, then closes the turn and sends any rest
-  /// back through the inbox.
+  /// Runs what the turn made ready, up to the budget, then the turn-end actions (flushes, which
+  /// may make more ready: a writer waiting for its channel to drain), and again while budget
+  /// remains; then closes the turn and sends any rest back through the inbox.
   private func finishTurn() {
     var ran = 0
     var index = 0
-    while index < local.count, ran < Self.turnBudget {
-      let task = local[index]
-      index += 1
-      ran += 1
-      task()
+    while true {
+      while index < local.count, ran < Self.turnBudget {
+        let task = local[index]
+        index += 1
+        ran += 1
+        task()
+      }
+      if !hasTurnEndActions { break }
+      runTurnEndActions()
+      if index == local.count || ran == Self.turnBudget { break }
     }
     let rest = Array(local[index...])
     local.removeAll(keepingCapacity: true)
     inTurn = false
     for task in rest { scheduleTask(task) }
+  }
+
+  /// Runs the registered turn-end actions, including any they register.
+  private func runTurnEndActions() {
+    var index = 0
+    while true {
+      if let action = turnEndAction.take() {
+        action.turnDidEnd()
+      } else if index < moreTurnEndActions.count {
+        let action = moreTurnEndActions[index]
+        index += 1
+        action.turnDidEnd()
+      } else {
+        break
+      }
+    }
+    if index > 0 { moreTurnEndActions.removeAll(keepingCapacity: true) }
   }
 
   /// Called once, on the loop thread, when the loop shuts down: stops sending work to the
@@ -173,7 +286,7 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       return inbox.tasks
     }
     if eventLoop.inEventLoop {
-      withTurn {
+      runTurn {
         for task in pending { task() }
         coroutines.cancel()
       }
@@ -182,6 +295,12 @@ public final class EventLoopCoroutineScheduler: CoroutineScheduler, @unchecked S
       coroutines.cancel()
     }
   }
+}
+
+/// Something that runs when a turn of an `EventLoopCoroutineScheduler` ends, on the loop's
+/// thread (`atTurnEnd`): a channel flushing the writes its coroutines made in the turn.
+protocol TurnEndAction: AnyObject {
+  func turnDidEnd()
 }
 
 extension EventLoopCoroutineScheduler: CoroutineSchedulerDescribing {

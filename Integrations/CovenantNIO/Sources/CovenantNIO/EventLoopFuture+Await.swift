@@ -21,7 +21,7 @@ extension EventLoopFuture {
     let result: Result<Value, any Error> = try Coroutine.await { resume in
       whenComplete { result in
         if loop.inEventLoop, let scheduler = SchedulerRegistry.existingScheduler(for: loop) {
-          scheduler.withTurn { resume(result) }
+          scheduler.runTurn { resume(result) }
         } else {
           resume(result)
         }

@@ -59,7 +59,7 @@ final class EventLoopPromiseCompletion<Value: Sendable>: @unchecked Sendable {
 /// thread, so the coroutines `body` wakes on that loop continue without an `execute`.
 func completeInTurn(of loop: any EventLoop, _ body: () -> Void) {
   if loop.inEventLoop, let scheduler = SchedulerRegistry.existingScheduler(for: loop) {
-    scheduler.withTurn(body)
+    scheduler.runTurn(body)
   } else {
     body()
   }
