@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 
 /// Eight bytes of storage whose address never changes while it is borrowed.
 ///

@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 
 /// A `cov_lock_t` (`os_unfair_lock` on Apple platforms, a futex word on Linux) whose address
 /// never changes while it is borrowed; see ``AtomicStorage`` for why `@_rawLayout`.

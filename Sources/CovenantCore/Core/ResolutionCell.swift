@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 
 // The payload words, the scratch tuples that move values in and out of them and the cell's
 // place in its owner (after a two-word object header) are laid out for 8-byte words.

@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// The promise core's trampoline: resolving a promise or future uses the same stack space

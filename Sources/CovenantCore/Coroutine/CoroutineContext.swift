@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 #if canImport(Darwin)

@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 
 /// Where a generator's body is, as seen from both of its stacks.
 @usableFromInline

@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// Hands a `Reaction` to a `DispatchQueue` with `dispatch_async_f`: the reaction object is the

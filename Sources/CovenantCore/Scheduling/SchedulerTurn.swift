@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// The scheduler task a thread is running right now, with a one-item hand-off slot: the one

@@ -1,7 +1,7 @@
-import CCoroutineContext
+import CCovenantShims
 
 /// The thread-local slots (`cov_tls_slots`) of the Swift layer, and the only Swift code that
-/// touches them. The slot numbers are defined once, in CCoroutineContext.h (`COV_TLS_SLOT_*`);
+/// touches them. The slot numbers are defined once, in CCovenantShims.h (`COV_TLS_SLOT_*`);
 /// these are their Swift names, usable from inlinable code (they fold to constants).
 ///
 /// Two ways in, named for when each is valid:
@@ -9,11 +9,12 @@ import CCoroutineContext
 ///   optimizer treats a thread-local address as constant within a function, so an inlined
 ///   access after a suspension could read the slot of the thread the coroutine was suspended
 ///   on: anything that may run after a suspension in the same function uses these.
-/// - `loadBeforeAnySuspension` / `storeBeforeAnySuspension`: inlined, half the instructions,
-///   and only valid before anything in the calling function can suspend a coroutine. The
+/// - `loadBeforeAnySuspension` / `storeBeforeAnySuspension`: inlined (the C accessors
+///   `cov_tls_get_unsafe_after_suspension` / `cov_tls_set_unsafe_after_suspension`), half the
+///   instructions, and only valid before anything in the calling function can suspend. The
 ///   calling function must be `@inline(never)`, so that the compiler cannot merge it into a
-///   caller that suspended before: `.ci/lint-thread-slots.sh` checks this, and that no other
-///   Swift file reaches the slots.
+///   caller that suspended before: `.ci/lint.sh` checks this, and that no other Swift file
+///   reaches the slots; `.ci/c-layers.sh` that the inline C accessors are used only here.
 @usableFromInline
 enum ThreadSlot {
   /// The `CoroutineContext` whose body runs on this thread right now, unretained.
@@ -36,12 +37,12 @@ enum ThreadSlot {
   /// `load`, inlined: only in an `@inline(never)` function, before anything in it can suspend.
   @inlinable @inline(__always)
   static func loadBeforeAnySuspension(_ slot: Int32) -> UnsafeMutableRawPointer? {
-    cov_tls_get(slot)
+    cov_tls_get_unsafe_after_suspension(slot)
   }
 
   /// `store`, inlined: only in an `@inline(never)` function, before anything in it can suspend.
   @inlinable @inline(__always)
   static func storeBeforeAnySuspension(_ slot: Int32, _ value: UnsafeMutableRawPointer?) {
-    cov_tls_set(slot, value)
+    cov_tls_set_unsafe_after_suspension(slot, value)
   }
 }

@@ -1,16 +1,9 @@
-// Atomics and a lock for the Swift layer, the same code on every platform.
+// Atomics for the Swift layer (`InlineAtomic`, `GlobalAtomic`), the same code on every platform.
 //
-// The Swift side (`InlineAtomic`, `InlineMutex`) keeps the storage inline in its objects and
-// hands its address to these functions. They are `static inline`, so they are compiled into the
-// calling Swift code and, with the memory order a constant there, reduce to single instructions.
-// Memory orders are C11's (`memory_order_relaxed` ... `memory_order_seq_cst`, 0 ... 5).
-//
-// The lock is `os_unfair_lock` on Apple platforms and, on Linux, a 32-bit futex word (the classic
-// three-state futex mutex; `pthread_mutex_t` costs 40 bytes and about 50 more instructions per
-// lock round trip, out of line in glibc). Both are 4 bytes that hold no pointer to themselves
-// while unlocked, so an unlocked lock may be moved bitwise (as Swift moves a value into its
-// object after initializing it). ThreadSanitizer sees `os_unfair_lock` through its interceptors
-// and the futex word's acquiring and releasing atomics; the Swift side adds its own annotations.
+// The Swift side keeps the storage inline in its objects and hands its address to these
+// functions. They are `static inline`, so they are compiled into the calling Swift code and,
+// with the memory order a constant there, reduce to single instructions. Memory orders are
+// C11's (`memory_order_relaxed` ... `memory_order_seq_cst`, 0 ... 5).
 
 #ifndef COVENANT_COV_ATOMICS_H
 #define COVENANT_COV_ATOMICS_H
@@ -18,16 +11,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-#if defined(__APPLE__)
-#include <os/lock.h>
-typedef os_unfair_lock cov_lock_t;
-#elif defined(__linux__)
-/// 0: unlocked; 1: locked; 2: locked, and a thread may be waiting in the kernel (futex).
-typedef uint32_t cov_lock_t;
-#else
-#error "cov_atomics.h: no lock for this platform (Covenant supports Linux and Apple platforms)"
-#endif
 
 // MARK: - Atomics on 1, 4 and 8 bytes
 
@@ -84,49 +67,9 @@ enum {
   COV_GLOBAL_ATOMIC_COUNT = 2
 };
 
-extern uint64_t cov_global_atomics[COV_GLOBAL_ATOMIC_COUNT];  // atomics.c
+extern uint64_t cov_global_atomics[COV_GLOBAL_ATOMIC_COUNT];  // global_atomics.c
 
 /// The address of global atomic `index` (a `COV_GLOBAL_ATOMIC_...`): 8 bytes, 8-aligned.
 static inline void *cov_global_atomic(int index) { return &cov_global_atomics[index]; }
-
-// MARK: - Lock
-
-#if defined(__APPLE__)
-
-/// Puts an unlocked lock at `lock`, which points to a `cov_lock_t`.
-static inline void cov_lock_init(void *lock) { *(cov_lock_t *)lock = OS_UNFAIR_LOCK_INIT; }
-static inline void cov_lock_lock(void *lock) { os_unfair_lock_lock((cov_lock_t *)lock); }
-static inline void cov_lock_unlock(void *lock) { os_unfair_lock_unlock((cov_lock_t *)lock); }
-
-#else
-
-// The futex lock's slow paths (lock.c): waiting in the kernel, waking a waiter.
-void cov_lock_wait(void *lock);
-void cov_lock_wake(void *lock);
-
-/// Puts an unlocked lock at `lock`, which points to a `cov_lock_t`.
-static inline void cov_lock_init(void *lock) {
-  atomic_store_explicit((_Atomic(uint32_t) *)lock, 0, memory_order_relaxed);
-}
-
-/// Takes the lock: one compare-exchange when it is free, else `cov_lock_wait`.
-static inline void cov_lock_lock(void *lock) {
-  uint32_t unlocked = 0;
-  if (__builtin_expect(atomic_compare_exchange_strong_explicit(
-                           (_Atomic(uint32_t) *)lock, &unlocked, 1, memory_order_acquire,
-                           memory_order_relaxed),
-                       1))
-    return;
-  cov_lock_wait(lock);
-}
-
-/// Releases the lock: one exchange, and a wake-up only if a thread sleeps on it.
-static inline void cov_lock_unlock(void *lock) {
-  if (__builtin_expect(
-          atomic_exchange_explicit((_Atomic(uint32_t) *)lock, 0, memory_order_release) != 1, 0))
-    cov_lock_wake(lock);
-}
-
-#endif
 
 #endif  // COVENANT_COV_ATOMICS_H

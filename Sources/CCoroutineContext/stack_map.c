@@ -1,5 +1,7 @@
-// Coroutine stacks: mmap'ed (lazily committed), with a 64 KiB guard region below each stack,
-// reused through a bounded pool.
+// Stack mappings: mmap'ed stacks (lazily committed) with a 64 KiB guard region below each, the
+// guard regions the overflow handler looks faults up in, and the mapping budget. What a stack
+// becomes once released (the pool, per-thread caches) is stack_pool.c's; a stack that leaves
+// the pool comes back here (cov_stack_unmap).
 //
 // Mapping budget. Linux allows vm.max_map_count (65,530 by default) mappings per process, and a
 // stack with an mprotect'ed guard costs two, so that classic layout cannot keep 100,000 stacks
@@ -12,23 +14,22 @@
 // (EAGAIN, a CoroutineStartError in Swift) to go beyond vm.max_map_count less a reserve for the
 // rest of the process, rather than let malloc fail later (Architecture.md, "Stacks").
 //
-// Life cycle of a default-size stack: allocate -> (pool <-> in use)* -> returned to the system.
-// Pooled stacks keep their pages (a warm reuse). Slab stacks returned to the system are batched
-// (RELEASE_BATCH at a time): their pages are dropped with MADV_DONTNEED, adjacent slots in one
-// call (guard markers survive it), and the slots go back on their slabs' free lists. A few empty
-// slabs are kept mapped (no pages, just address space); beyond that they are unmapped.
-// Page faults dominate the cost of fresh stacks (one for the page the fiber record and first
-// frames live on), so reuse through the pool is what makes fibers cheap.
+// Slab stacks returned to the system are batched (RELEASE_BATCH at a time): their pages are
+// dropped with MADV_DONTNEED, adjacent slots in one call (guard markers survive it), and the
+// slots go back on their slabs' free lists. A few empty slabs are kept mapped (no pages, just
+// address space); beyond that they are unmapped.
 //
-// Thread safety: every entry point may be called from any thread; one mutex guards the pool
-// and the slabs, and system calls that can be done outside it are.
+// Thread safety: every entry point may be called from any thread; one mutex guards the slabs,
+// the registry of guard regions and the budget, and system calls that can be done outside it
+// are.
 
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
 
-#include "CCoroutineContext.h"
-#include "cov_internal.h"
+#include "stack_map.h"
+
+#include "diagnostics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,20 +58,8 @@
 #define COV_MADV_DROP MADV_DONTNEED
 #endif
 
-#if defined(COV_ASAN)
-void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
-// LeakSanitizer scans thread stacks, not the stacks of suspended fibers: an object referenced
-// only from a suspended coroutine's or generator's frames would be reported as leaked. A stack
-// in use is therefore registered as a root region (its usable part: the guard must not be read).
-void __lsan_register_root_region(const void *p, size_t size);
-void __lsan_unregister_root_region(const void *p, size_t size);
-#endif
-
 enum {
-  COV_DEFAULT_STACK_SIZE = 256 * 1024,
-  COV_MIN_STACK_SIZE = 16 * 1024,
   COV_GUARD_SIZE = 64 * 1024,
-  COV_DEFAULT_POOL_CAPACITY = 64,
   SLAB_SLOTS = 64,
   REGISTRY_CAPACITY = 16384,
   RELEASE_BATCH = 64,
@@ -78,35 +67,11 @@ enum {
   MAPPING_RESERVE_MIN = 1024,
 };
 
-// MARK: - Configuration
-
-static _Atomic size_t default_size = COV_DEFAULT_STACK_SIZE;
-static _Atomic size_t pool_capacity = COV_DEFAULT_POOL_CAPACITY;
-
-size_t cov_page_size(void) {
-  static _Atomic size_t cached;
-  return cov_cached_sysconf(&cached, _SC_PAGESIZE, 4096);
-}
-
 static size_t round_up(size_t value, size_t unit) { return (value + unit - 1) / unit * unit; }
 
 static size_t guard_size(void) {
   size_t page = cov_page_size();
   return page > COV_GUARD_SIZE ? page : round_up(COV_GUARD_SIZE, page);
-}
-
-static size_t normalized_size(size_t size) {
-  if (size < COV_MIN_STACK_SIZE) size = COV_MIN_STACK_SIZE;
-  if (size > SIZE_MAX / 2) return 0;
-  return round_up(size, cov_page_size());
-}
-
-size_t cov_stack_default_size(void) {
-  return atomic_load_explicit(&default_size, memory_order_relaxed);
-}
-
-size_t cov_stack_pool_capacity(void) {
-  return atomic_load_explicit(&pool_capacity, memory_order_relaxed);
 }
 
 // MARK: - Guard markers
@@ -306,9 +271,9 @@ struct cov_slab {
   unsigned free_slots[SLAB_SLOTS];
 };
 
-// A child forked while another thread held the lock would deadlock on its first allocation
-// (lifecycle.c calls this around every fork).
-void cov_stack_fork(cov_fork_phase_t phase) {
+// A child forked while another thread held the lock would deadlock on its first mapping (fork.c
+// calls this around every fork).
+void cov_stack_map_fork(cov_fork_phase_t phase) {
   if (phase == COV_FORK_PREPARE) pthread_mutex_lock(&lock);
   else if (phase == COV_FORK_PARENT) pthread_mutex_unlock(&lock);
   else pthread_mutex_init(&lock, NULL);
@@ -318,9 +283,6 @@ static slab_class_t *classes;
 static size_t empty_slabs;                 // slabs with every slot free, kept mapped
 static cov_stack_t released[RELEASE_BATCH];  // slab stacks waiting for MADV_DONTNEED
 static size_t released_count;
-static cov_stack_t *pool;
-static size_t pool_count;
-static size_t pool_allocated;
 
 // MARK: - Individual mappings
 
@@ -570,161 +532,18 @@ static void slab_free_slot(cov_stack_t *stack) {
   flush_released(batch, RELEASE_BATCH);
 }
 
-// MARK: - Public API
+// MARK: - New stacks and unmapping
 
-static void return_to_system(cov_stack_t *stack) {
+int cov_stack_map(size_t size, bool from_slab, cov_stack_t *out) {
+  if (from_slab && guard_markers_supported()) {
+    int error = slab_allocate(size, out);
+    if (error != EINVAL) return error;
+    atomic_store_explicit(&guard_markers, 0, memory_order_release);
+  }
+  return individual_allocate(size, out);
+}
+
+void cov_stack_unmap(cov_stack_t *stack) {
   if (is_individual(stack)) individual_free(stack);
   else slab_free_slot(stack);
-}
-
-// MARK: - Per-thread cache
-
-// A thread that runs coroutine after coroutine takes and returns default-size stacks in pairs:
-// a couple kept per thread spare the shared pool's mutex on that path. Entries of a size that
-// is no longer the default are returned to the system when met; a thread's entries go back to
-// the shared pool when it exits (cov_thread_exit_arm).
-enum { COV_THREAD_CACHE_CAPACITY = 2 };
-
-typedef struct {
-  cov_stack_t stacks[COV_THREAD_CACHE_CAPACITY];
-  int count;
-  bool armed;  // the thread-exit hook will flush it
-} thread_cache_t;
-
-static COV_TLS thread_cache_t thread_cache;
-
-static void release_to_pool(cov_stack_t *stack);
-
-void cov_stack_cache_flush(void) {
-  thread_cache.armed = false;
-  while (thread_cache.count > 0) {
-    cov_stack_t stack = thread_cache.stacks[--thread_cache.count];
-    release_to_pool(&stack);
-  }
-}
-
-static bool thread_cache_take(size_t requested, cov_stack_t *out) {
-  while (thread_cache.count > 0) {
-    cov_stack_t stack = thread_cache.stacks[--thread_cache.count];
-    if (stack.size == requested) {
-      *out = stack;
-      return true;
-    }
-    return_to_system(&stack);  // left over from an earlier default size
-  }
-  return false;
-}
-
-static bool thread_cache_give(cov_stack_t *stack) {
-  if (thread_cache.count == COV_THREAD_CACHE_CAPACITY) return false;
-  if (!thread_cache.armed) {
-    if (!cov_thread_exit_arm()) return false;
-    thread_cache.armed = true;
-  }
-  thread_cache.stacks[thread_cache.count++] = *stack;
-  memset(stack, 0, sizeof *stack);
-  return true;
-}
-
-static int allocate_stack(size_t size, cov_stack_t *out);
-
-int cov_stack_allocate(size_t size, cov_stack_t *out) {
-  int error = allocate_stack(size, out);
-#if defined(COV_ASAN)
-  if (error == 0) __lsan_register_root_region(out->base, out->size);
-#endif
-  return error;
-}
-
-static int allocate_stack(size_t size, cov_stack_t *out) {
-  if (!out) return EINVAL;
-  size_t requested = size == 0 ? cov_stack_default_size() : normalized_size(size);
-  if (requested == 0) return ENOMEM;
-
-  if (requested == cov_stack_default_size()) {
-    if (thread_cache_take(requested, out)) return 0;
-    pthread_mutex_lock(&lock);
-    // Pool entries always have the current default size (set_default_size flushes the pool).
-    if (pool_count > 0 && pool[pool_count - 1].size == requested) {
-      *out = pool[--pool_count];
-      pthread_mutex_unlock(&lock);
-      return 0;
-    }
-    pthread_mutex_unlock(&lock);
-    if (guard_markers_supported()) {
-      int error = slab_allocate(requested, out);
-      if (error != EINVAL) return error;
-      atomic_store_explicit(&guard_markers, 0, memory_order_release);
-    }
-  }
-  return individual_allocate(requested, out);
-}
-
-void cov_stack_release(cov_stack_t *stack) {
-  if (!stack || !stack->base) return;
-#if defined(COV_ASAN)
-  // Frames that lived here may have left poisoned redzones behind.
-  __asan_unpoison_memory_region(stack->base, stack->size);
-  __lsan_unregister_root_region(stack->base, stack->size);
-#endif
-  if (stack->size == cov_stack_default_size() && thread_cache_give(stack)) return;
-  release_to_pool(stack);
-}
-
-// Returns a stack to the shared pool, or to the system when the pool is full.
-static void release_to_pool(cov_stack_t *stack) {
-  if (stack->size == cov_stack_default_size()) {
-    pthread_mutex_lock(&lock);
-    size_t capacity = cov_stack_pool_capacity();
-    if (pool_count < capacity && stack->size == cov_stack_default_size()) {
-      if (pool_count == pool_allocated) {
-        size_t grown = pool_allocated ? pool_allocated * 2 : COV_DEFAULT_POOL_CAPACITY;
-        if (grown > capacity) grown = capacity;
-        cov_stack_t *bigger = realloc(pool, grown * sizeof *pool);
-        if (bigger) {
-          pool = bigger;
-          pool_allocated = grown;
-        }
-      }
-      if (pool_count < pool_allocated) {
-        pool[pool_count++] = *stack;
-        pthread_mutex_unlock(&lock);
-        memset(stack, 0, sizeof *stack);
-        return;
-      }
-    }
-    pthread_mutex_unlock(&lock);
-  }
-  return_to_system(stack);
-  memset(stack, 0, sizeof *stack);
-}
-
-// Removes pool entries beyond `keep` (all of them if their size is stale) and frees them.
-static void trim_pool(size_t keep) {
-  for (;;) {
-    cov_stack_t stack;
-    pthread_mutex_lock(&lock);
-    bool stale = pool_count > 0 && pool[pool_count - 1].size != cov_stack_default_size();
-    if (pool_count == 0 || (pool_count <= keep && !stale)) {
-      pthread_mutex_unlock(&lock);
-      return;
-    }
-    stack = pool[--pool_count];
-    pthread_mutex_unlock(&lock);
-    return_to_system(&stack);
-  }
-}
-
-void cov_stack_set_default_size(size_t size) {
-  size_t normalized = normalized_size(size);
-  if (normalized == 0) return;
-  pthread_mutex_lock(&lock);
-  size_t old = atomic_exchange_explicit(&default_size, normalized, memory_order_relaxed);
-  pthread_mutex_unlock(&lock);
-  if (old != normalized) trim_pool(0);
-}
-
-void cov_stack_set_pool_capacity(size_t capacity) {
-  atomic_store_explicit(&pool_capacity, capacity, memory_order_relaxed);
-  trim_pool(capacity);
 }

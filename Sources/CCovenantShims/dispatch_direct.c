@@ -4,7 +4,7 @@
 // top of the closure's own context: two allocations per dispatched item. A promise reaction or
 // a coroutine is already a heap object, so Covenant hands libdispatch that object and a plain C
 // function instead (`dispatch_async_f`): no allocation at all.
-#include "CCoroutineContext.h"
+#include "CCovenantShims.h"
 
 #include <stdlib.h>
 #include <string.h>

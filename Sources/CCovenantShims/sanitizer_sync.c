@@ -3,9 +3,18 @@
 // Swift's Synchronization.Mutex takes a contended lock on Linux with a priority-inheritance
 // futex inside the (uninstrumented) runtime: the kernel hands the lock over, so TSan never sees
 // the acquire/release and reports every access the mutex protects as a race. The Swift layer
-// brackets each critical section with cov_sync_acquire/cov_sync_release (see the header); here
+// brackets each critical section with cov_sync_acquire/cov_sync_release (CCovenantShims.h); here
 // they become TSan annotations, and in ordinary builds the inline flag check skips them.
-#include "cov_internal.h"
+#include "CCovenantShims.h"
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define COV_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(COV_TSAN)
+#define COV_TSAN 1
+#endif
 
 #if defined(COV_TSAN)
 void __tsan_acquire(void *address);
