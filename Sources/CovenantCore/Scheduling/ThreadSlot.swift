@@ -23,6 +23,8 @@ enum ThreadSlot {
   @inlinable static var turn: Int32 { Int32(COV_TLS_SLOT_TURN) }
   /// The `ResolutionDrain` running on this stack, if any (kept per stack by the fiber layer).
   @inlinable static var resolution: Int32 { Int32(COV_TLS_SLOT_RESOLUTION) }
+  /// The coroutine-local bindings of the code running on this thread outside any coroutine.
+  @inlinable static var locals: Int32 { Int32(COV_TLS_SLOT_LOCALS) }
 
   /// The value of `slot` on the thread running now.
   @inlinable @inline(__always)
