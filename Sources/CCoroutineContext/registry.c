@@ -249,6 +249,22 @@ uint64_t cov_registry_overflow_count(void) {
   return atomic_load_explicit(&overflow_count, memory_order_relaxed);
 }
 
+uint64_t cov_registry_live_count(void) {
+  cov_lock_lock(&table_lock);
+  uint32_t end = carved;
+  cov_lock_unlock(&table_lock);
+  uint64_t live = 0;
+  for (uint32_t first = 0; first < end; first += CHUNK_ENTRIES) {
+    cov_registry_entry_t *entries = atomic_load_explicit(
+        &cov_registry_chunks[first >> COV_REGISTRY_CHUNK_SHIFT], memory_order_acquire);
+    if (!entries) continue;
+    uint32_t count = end - first < CHUNK_ENTRIES ? end - first : CHUNK_ENTRIES;
+    for (uint32_t i = 0; i < count; i++)
+      live += atomic_load_explicit(&entries[i].object, memory_order_relaxed) != 0;
+  }
+  return live;
+}
+
 unsigned cov_registry_test_growth_failures(int force) {
   atomic_store_explicit(&growth_failure_forced, force, memory_order_relaxed);
   cov_lock_lock(&table_lock);

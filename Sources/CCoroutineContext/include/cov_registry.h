@@ -214,6 +214,12 @@ uint32_t cov_registry_slots_made(void);
 /// How many registrations failed because the table was full.
 uint64_t cov_registry_overflow_count(void);
 
+/// How many entries are registered now, counted by reading every entry the table has made (no
+/// lock held while reading, nothing written: the registration paths are untouched). Holders that
+/// stay registered for the whole count are counted once each; those that enter or leave meanwhile
+/// may or may not be.
+uint64_t cov_registry_live_count(void);
+
 /// Calls `visit(context, entry, object)` for every registered entry, chunk by chunk; while a
 /// chunk is visited, its holders cannot leave (and so their objects stay valid). One snapshot
 /// at a time. `visit` must not start, finish or resume coroutines.

@@ -110,6 +110,11 @@ void *cov_dispatch_current_queue(void);
 /// the probe above check that the word it reads lies inside the object.
 size_t cov_heap_block_size(const void *block);
 
+/// The bytes the C heap has handed out and not had back (glibc's `mallinfo2()`: `uordblks`, which
+/// counts chunks held in its per-thread caches as in use, plus `hblkhd`, the large blocks mapped
+/// on their own); 0 where unknown. For tests that measure what an object holds (heap_usage.c).
+size_t cov_heap_in_use(void);
+
 /// Whether the environment variable `COVENANT_DIRECT_DISPATCH` is `0`: every reaction then
 /// goes through `DispatchQueue.async` (the fallback path), for testing it.
 int cov_direct_dispatch_disabled(void);

@@ -26,7 +26,11 @@ struct ChannelState<Element>: @unchecked Sendable {
   @usableFromInline let capacity: Int
   @usableFromInline let isConflated: Bool
 
-  @usableFromInline var buffer: RingBuffer<Element>
+  /// The buffered elements. Its storage grows as it fills, up to `capacity` slots (doubling,
+  /// from 4), and never shrinks while the channel is open: an empty channel of any capacity
+  /// holds no storage, and one that has filled once keeps what it needed then, so that filling
+  /// and draining it again allocates nothing. Cancelling frees it.
+  @usableFromInline var buffer = RingBuffer<Element>()
   @usableFromInline var senders = RingBuffer<SendEntry<Element>>()
   @usableFromInline var receivers = RingBuffer<ReceiveEntry<Element>>()
   /// Withdrawn waiters left in `senders` / `receivers` (`ChannelQueue.swift`): the live
@@ -51,7 +55,6 @@ struct ChannelState<Element>: @unchecked Sendable {
   @inlinable init(capacity: Int, isConflated: Bool) {
     self.capacity = capacity
     self.isConflated = isConflated
-    buffer = RingBuffer(capacity: capacity == Int.max ? 0 : capacity)
     readiness = capacity > 0 || isConflated ? SendOperation<Element>.readinessBit : 0
   }
 
@@ -107,7 +110,11 @@ struct ChannelState<Element>: @unchecked Sendable {
     if phase == .canceled { return .failure(.canceled) }
     if let element = buffer.popFirst() {
       // A slot opened: the first waiting sender's element takes it (FIFO).
-      if let refill = takeFromSender(&effects) { buffer.append(refill) } else { sendBecameReady() }
+      if let refill = takeFromSender(&effects) {
+        buffer.append(refill, growingAtMostTo: capacity)
+      } else {
+        sendBecameReady()
+      }
       completeIfDrained(&effects)
       return .success(element)
     }
@@ -150,12 +157,12 @@ struct ChannelState<Element>: @unchecked Sendable {
     if !receivers.isEmpty, deliver(element, &effects) { return .success(()) }
     if isConflated {
       if let old = buffer.popFirst() { effects.drop([old]) }
-      buffer.append(element)
+      buffer.append(element, growingAtMostTo: capacity)
       receiveBecameReady()
       return .success(())
     }
     if buffer.count < capacity {
-      buffer.append(element)
+      buffer.append(element, growingAtMostTo: capacity)
       receiveBecameReady()
       return .success(())
     }
@@ -250,6 +257,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     receiveBecameReady()
     sendBecameReady()
     effects.drop(buffer.removeAll())
+    buffer = RingBuffer()  // its storage too: a cancelled channel buffers nothing again
     failReceivers(with: .canceled, &effects)
     while let entry = senders.popFirst() {
       _ = entry.complete(with: .failure(.canceled), tombstones: &senderTombstones, &effects)

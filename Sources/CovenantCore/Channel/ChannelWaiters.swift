@@ -250,6 +250,7 @@ struct ChannelEffects<Element>: Sendable {
 
   /// Resumes `resumer` (already claimed) after unlocking.
   @inlinable mutating func resume(_ resumer: CoroutineWaker) {
+    assert(resumer.isClaimed, "a coroutine is resumed only by the winner of its claim")
     if self.resumer == nil {
       self.resumer = resumer
     } else {

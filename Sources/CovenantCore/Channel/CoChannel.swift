@@ -24,6 +24,12 @@
 ///   `cancel()` drops everything and fails every waiting and later operation with
 ///   `CoChannelError.canceled`.
 /// - `CoChannel.select` waits on several channel operations at once.
+/// - Memory: a buffer is allocated as it fills — 4 slots for the first element, doubling up to
+///   the capacity — so an empty channel costs the same whatever its capacity (about 240 bytes,
+///   with no buffer at all), and a `.buffered(capacity: 1_024)` outbox that never holds more
+///   than a few elements never holds more than a few slots. The buffer keeps the size it grew
+///   to (a channel that fills and drains again and again allocates only while it first grows);
+///   cancelling the channel frees it.
 ///
 /// Threading: every member may be called from any thread, by any number of senders and
 /// receivers. Each channel has one mutex; callbacks, future observers and coroutine wake-ups
@@ -36,6 +42,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case none
     /// Up to `capacity` elements; senders wait while it is full. A channel normalises it, as
     /// SwiftCoroutine does: a capacity of 0 (or less) is `.none`, `Int.max` is `.unlimited`.
+    /// The buffer's memory is allocated as it fills, never up front: a large capacity costs
+    /// nothing until it is used.
     case buffered(capacity: Int)
     /// Any number of elements; senders never wait.
     case unlimited
@@ -96,7 +104,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
   }
 
   /// Creates a channel with a buffer of `capacity` elements (`.buffered(capacity:)`): with a
-  /// capacity of 0 (or less) a `.none` channel, with `Int.max` an `.unlimited` one.
+  /// capacity of 0 (or less) a `.none` channel, with `Int.max` an `.unlimited` one. Nothing is
+  /// allocated for the buffer until elements are buffered (see "Memory" above).
   public convenience init(capacity: Int) {
     self.init(bufferType: .buffered(capacity: capacity))
   }

@@ -256,6 +256,7 @@ struct ResolutionDrain {
           drain.pointee.count = top
         }
         mark = drain.pointee.count
+        assert(mark >= floor, "a reaction tells only what was queued above the drain's floor")
         drain.pointee.mark = mark
         if let owner = chain.ownerObject {
           reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))

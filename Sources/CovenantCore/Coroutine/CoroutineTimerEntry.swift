@@ -16,12 +16,16 @@ final class CoroutineTimerEntry: TimerEntry, @unchecked Sendable {
   @exclusivity(unchecked) var isOnQueue = false
   /// Otherwise, the timer the coroutine's scheduler returned.
   @exclusivity(unchecked) var scheduledTimer: (any CoroutineTimer)?
+  /// The current (or last) timed wait's timeout in nanoseconds (`UInt64.max`: `.never`), for
+  /// coroutine snapshots, which read it from another thread while the coroutine is switched out.
+  let timeoutForSnapshots = InlineAtomic<UInt64>(.max)
 
   init(_ coroutine: CoroutineContext) { self.coroutine = Unmanaged.passUnretained(coroutine) }
 
   /// Arms the entry in `TimerQueue` for `deadline` (see `TimerQueue.arm`), with the heap's
   /// reference to the coroutine.
   func arm(at deadline: UInt64, token: UInt64) {
+    assert(scheduledTimer == nil, "a wait arms one timer")
     isOnQueue = true
     _ = heapsReference(retaining: true)
     TimerQueue.arm(self, at: deadline, token: token)

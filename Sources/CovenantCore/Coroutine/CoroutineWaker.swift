@@ -16,6 +16,13 @@ struct CoroutineWaker: Sendable {
   /// Wins the right to resume this await; false if someone else already did (or it is over).
   @usableFromInline func claim() -> Bool { coroutine.wait.claim(generation) }
 
+  /// Whether this await has been claimed, and not woken yet (for assertions).
+  @usableFromInline var isClaimed: Bool {
+    let flags = coroutine.wait.flags
+    return coroutine.wait.currentGeneration == generation && flags & WaitState.claimed != 0
+      && flags & WaitState.woken == 0
+  }
+
   /// Lets the coroutine continue; call exactly once after a successful `claim()` (debug builds
   /// check both: `WaitState.wake`).
   @usableFromInline func wake() {
