@@ -76,6 +76,12 @@ let package = Package(
       dependencies: ["Covenant", "CovenantTesting"],
       swiftSettings: [.swiftLanguageMode(.v5)]
     ),
+    // URLSession futures against a local HTTP server on a real socket.
+    .testTarget(
+      name: "CovenantFoundationTests",
+      dependencies: ["Covenant", "CovenantTesting"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
     .testTarget(
       name: "CovenantTestingTests",
       dependencies: ["Covenant", "CovenantTesting"],

@@ -19,6 +19,7 @@
 
 #include "CCoroutineContext.h"  // cov_tls_slots
 #include "cov_atomics.h"
+#include "cov_system.h"   // system calls of the system layer (threads, poller, processes)
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,5 +8,5 @@ public enum CoChannelError: Error, Equatable, Sendable {
 }
 
 extension CoChannelError: CancellationReporting {
-  var isCancellation: Bool { self == .canceled }
+  var reportsCancellation: Bool { self == .canceled }
 }

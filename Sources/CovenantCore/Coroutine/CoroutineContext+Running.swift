@@ -70,6 +70,12 @@ extension CoroutineContext {
       fiber = existing
       cov_registry_note_resuming(slot, fiber)
     } else {
+      // Cancelled before its body started (its scope was, say): the body never runs, as with
+      // Kotlin's default start, and no stack is taken. One relaxed load of a byte.
+      if _slowPath(isCanceled) {
+        endCanceledBeforeStart()
+        return false
+      }
       // The first slice: the entry still says "created", which snapshots read as running once
       // the fiber exists (no store on the path of coroutines that never switch out).
       guard let made = makeFiber() else { return false }
@@ -141,6 +147,20 @@ extension CoroutineContext {
     precondition(UInt(bitPattern: fiber) & 1 == 0, "fiber records are at least 2-aligned")
     fiberOrRequestWord.store(UInt(bitPattern: fiber), ordering: .releasing)
     return fiber
+  }
+
+  /// Cancelled before its first slice: the coroutine ends without running its body, as one
+  /// without a stack does. A future it was to complete (its start-failure receiver:
+  /// `coroutineFuture`) fails with `CoroutineError.canceled`, what an await of the body would
+  /// have thrown, unless it failed already (a cancelled future); nothing is reported (a
+  /// cancellation is no error). Out of line: it rarely happens.
+  @inline(never)
+  func endCanceledBeforeStart() {
+    body = nil
+    if let receiver = startFailureReceiver as? any CoroutineStartFailureReceiver {
+      receiver.coroutineFailedToStart(CoroutineError.canceled)
+    }
+    finish()
   }
 
   /// No stack could be had: the coroutine ends without running its body.

@@ -41,7 +41,7 @@ enum UncaughtErrors {
   /// Hands `error`, thrown out of a body started at `file`:`line`, to the nearest handler: the
   /// scope's (or an enclosing scope's), else the process-wide one. Cancellations are dropped.
   static func report(_ error: any Error, scope: CoScope?, file: StaticString, line: UInt) {
-    guard !error.reportsCancellation else { return }
+    guard !error.isCancellation else { return }
     let failure = UncaughtCoroutineError(error: error, file: file, line: line)
     if let handler = scope?.nearestUncaughtErrorHandler {
       handler(failure)
@@ -51,18 +51,10 @@ enum UncaughtErrors {
   }
 }
 
-extension Error {
-  /// Whether the error only says that something was cancelled.
-  var reportsCancellation: Bool {
-    if case CoroutineError.canceled = self as any Error { return true }
-    return (self as? any CancellationReporting)?.isCancellation ?? false
-  }
-}
-
 /// An error type of a layer below the coroutines' whose values may only say that something was
-/// cancelled (`CoChannelError.canceled`, `CoFutureError.canceled`): a coroutine whose body
-/// throws one was cancelled, and nothing is reported.
+/// cancelled (`CoChannelError.canceled`, `CoFutureError.canceled`): `Error.isCancellation` asks
+/// it, and a coroutine whose body throws one was cancelled, and nothing is reported.
 protocol CancellationReporting: Error {
   /// Whether this error says that something was cancelled.
-  var isCancellation: Bool { get }
+  var reportsCancellation: Bool { get }
 }

@@ -7,5 +7,5 @@ public enum CoFutureError: Error, Equatable, Sendable {
 }
 
 extension CoFutureError: CancellationReporting {
-  var isCancellation: Bool { self == .canceled }
+  var reportsCancellation: Bool { self == .canceled }
 }

@@ -1,8 +1,9 @@
 /// An error thrown out of the body of a coroutine started with `startCoroutine` (or
 /// `Coroutine.start`), which nothing else receives: what the uncaught-error handlers are given.
 ///
-/// Errors that report a cancellation (`CoroutineError.canceled`, `CoChannelError.canceled`,
-/// `CoFutureError.canceled`) end a cancelled coroutine normally and are not reported. Errors of
+/// Errors that report a cancellation (those for which `isCancellation` is true:
+/// `CoroutineError.canceled`, `CoChannelError.canceled`, `CoFutureError.canceled`, Swift's
+/// `CancellationError`) end a cancelled coroutine normally and are not reported. Errors of
 /// `coroutineFuture` and `CoFuture(task:)` bodies are not either: they fail the future.
 public struct UncaughtCoroutineError: Error, CustomStringConvertible, @unchecked Sendable {
   // `@unchecked Sendable`: `error` was thrown by a coroutine that has ended; nothing else holds

@@ -157,11 +157,26 @@ final class CoroutineAwaitTests: XCTestCase {
     never.fulfill(1)
   }
 
-  func testCoroutineStartedInCanceledScopeThrowsOnFirstAwait() {
+  /// Kotlin's default start: a coroutine cancelled before its body starts never runs it (its
+  /// awaits would all throw; a free permit or a resolved future would not even suspend).
+  /// `CanceledBeforeStartTests` has the other ways to be cancelled before the start.
+  func testCoroutineStartedInCanceledScopeNeverRunsItsBody() throws {
     let scope = CoScope()
     scope.cancel()
+    let ran = Box(false)
+    queue.startCoroutine(in: scope) {
+      ran.value = true
+      try Coroutine.delay(.seconds(10))
+    }
+    try scope.join()
+    XCTAssertFalse(ran.value)
+  }
+
+  func testCoroutineCancelledOnceRunningThrowsAtItsNextAwait() {
+    let scope = CoScope()
     let done = expectation(description: "done")
     queue.startCoroutine(in: scope) {
+      scope.cancel()
       XCTAssertTrue(Coroutine.isCanceled)
       XCTAssertThrowsError(try Coroutine.delay(.seconds(10)))
       done.fulfill()

@@ -134,16 +134,16 @@ final class CoroutineLifetimeTests: XCTestCase {
     let queue = DispatchQueue(label: "join-race", attributes: .concurrent)
     let rounds = TestScale.stress(300)
     let joinsPerRound = 6
-    let outcomes = Locked((returned: 0, canceled: 0))
-    let all = DispatchGroup()
+    let outcomes = Locked((started: 0, returned: 0, canceled: 0))
+    var scopes: [CoScope] = []
     for _ in 0..<rounds {
       let gate = CoPromise<Void>()
       let worker = queue.coroutineFuture { try gate.await() }
       let joiners = CoScope()
+      scopes.append(joiners)
       for _ in 0..<joinsPerRound {
-        all.enter()
         queue.startCoroutine(in: joiners) {
-          defer { all.leave() }
+          outcomes.withLock { $0.started += 1 }
           do {
             try worker.join()
             outcomes.withLock { $0.returned += 1 }
@@ -157,9 +157,18 @@ final class CoroutineLifetimeTests: XCTestCase {
       queue.async { gate.success(()) }
       queue.async { joiners.cancel() }
     }
-    XCTAssertEqual(all.wait(timeout: .now() + 60), .success)
-    let (returned, canceled) = outcomes.withLock { $0 }
-    XCTAssertEqual(returned + canceled, rounds * joinsPerRound)
+    // Every joiner has ended: returned, cancelled in its join, or (cancelled before it started)
+    // never run.
+    let ended = DispatchSemaphore(value: 0)
+    let allScopes = scopes
+    DispatchQueue.global().async {
+      for scope in allScopes { try? scope.join() }
+      ended.signal()
+    }
+    XCTAssertEqual(ended.wait(timeout: .now() + 60), .success)
+    let (started, returned, canceled) = outcomes.withLock { $0 }
+    XCTAssertEqual(returned + canceled, started)
+    XCTAssertGreaterThan(started, 0)
   }
 
   // MARK: Coroutines their scheduler drops unrun

@@ -39,14 +39,15 @@ final class TimedWaitReleaseTests: XCTestCase {
       let finished = DispatchSemaphore(value: 0)
       weak var weakToken: Token?
       let scope = CoScope()
-      if let cancelAfter {
-        DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) { scope.cancel() }
-      }
       do {
         let token = Token()
         weakToken = token
         scheduler.startCoroutine(in: scope) {
           defer { finished.signal() }
+          // Armed once the body runs: a coroutine cancelled before it starts never runs it.
+          if let cancelAfter {
+            DispatchQueue.global().asyncAfter(deadline: .now() + cancelAfter) { scope.cancel() }
+          }
           try body(token)
         }
       }

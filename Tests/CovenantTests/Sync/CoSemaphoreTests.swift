@@ -103,13 +103,11 @@ final class CoSemaphoreTests: XCTestCase {
     let semaphore = CoSemaphore(value: 0)
     let acquired = Locked(0)
     let queue = DispatchQueue(label: "semaphore.race", attributes: .concurrent)
-    let group = DispatchGroup()
     let waiters = TestScale.stress(2_000, sanitizerDivisor: 10)
     let scope = CoScope()
+    let others = CoScope()  // never cancelled: for `join`
     for index in 0..<waiters {
-      group.enter()
-      queue.startCoroutine(in: index % 3 == 0 ? scope : nil) {
-        defer { group.leave() }
+      queue.startCoroutine(in: index % 3 == 0 ? scope : others) {
         do {
           try semaphore.wait(timeout: .microseconds(index % 7 * 100))
           acquired.withLock { $0 += 1 }
@@ -121,7 +119,14 @@ final class CoSemaphoreTests: XCTestCase {
       semaphore.signal()
       if index == signals / 2 { scope.cancel() }
     }
-    XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+    // Every coroutine has ended, the cancelled ones that had not started without running.
+    let joined = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      try? scope.join()
+      try? others.join()
+      joined.signal()
+    }
+    XCTAssertEqual(joined.wait(timeout: .now() + 60), .success)
     let taken = acquired.withLock { $0 }
     XCTAssertEqual(taken + semaphore.availablePermits, signals, "\(taken) taken")
   }
