@@ -12,8 +12,8 @@ extension EventLoopCoroutineScheduler: TaskExecutorScheduler {
   /// ```swift
   /// loop.startCoroutine {
   ///   let response = try Coroutine.awaitAsync {
-///     try await client.execute(request, timeout: .seconds(5))  // runs on `loop`
-///   }
+  ///     try await client.execute(request, timeout: .seconds(5))  // runs on `loop`
+  ///   }
   /// }
   /// ```
   ///
