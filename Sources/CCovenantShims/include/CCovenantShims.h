@@ -39,13 +39,20 @@ enum {
   /// leaves that drain installed on the thread it leaves (a fiber resumed inside a drain, on
   /// the other hand, sees it, and queues what it resolves there).
   COV_TLS_SLOT_RESOLUTION = COV_TLS_SLOT_PER_STACK,
+  /// The coroutine-local bindings (`LocalBindings`, unretained) of the code that runs on this
+  /// thread outside any coroutine (a coroutine keeps its own in its object); nil for none.
+  COV_TLS_SLOT_LOCALS = 3,
 };
 _Static_assert((int)COV_TLS_SLOT_COROUTINE != (int)COV_TLS_SLOT_PER_STACK &&
                    (int)COV_TLS_SLOT_TURN != (int)COV_TLS_SLOT_PER_STACK &&
-                   (int)COV_TLS_SLOT_COROUTINE != (int)COV_TLS_SLOT_TURN,
+                   (int)COV_TLS_SLOT_LOCALS != (int)COV_TLS_SLOT_PER_STACK &&
+                   (int)COV_TLS_SLOT_COROUTINE != (int)COV_TLS_SLOT_TURN &&
+                   (int)COV_TLS_SLOT_LOCALS != (int)COV_TLS_SLOT_COROUTINE &&
+                   (int)COV_TLS_SLOT_LOCALS != (int)COV_TLS_SLOT_TURN,
                "the per-thread slots are not the per-stack one, nor each other");
 _Static_assert((int)COV_TLS_SLOT_COROUTINE < (int)COV_TLS_SLOT_COUNT &&
-                   (int)COV_TLS_SLOT_TURN < (int)COV_TLS_SLOT_COUNT,
+                   (int)COV_TLS_SLOT_TURN < (int)COV_TLS_SLOT_COUNT &&
+                   (int)COV_TLS_SLOT_LOCALS < (int)COV_TLS_SLOT_COUNT,
                "the slots exist");
 
 /// Reads / writes a slot, out of line: valid anywhere, in particular after something that may

@@ -64,7 +64,8 @@ static inline int cov_atomics_are_lock_free(void) {
 enum {
   COV_GLOBAL_ATOMIC_RETURNED_ERROR_TABLE = 0,  // ReturnedErrorDecisions: the table's address
   COV_GLOBAL_ATOMIC_DEFAULT_STACK_MODE = 1,    // Coroutine.defaultStackMode: 1 when dedicated
-  COV_GLOBAL_ATOMIC_COUNT = 2
+  COV_GLOBAL_ATOMIC_TASK_LOCAL_BRIDGES = 2,    // TaskLocalBridges: how many are registered
+  COV_GLOBAL_ATOMIC_COUNT = 3
 };
 
 extern uint64_t cov_global_atomics[COV_GLOBAL_ATOMIC_COUNT];  // global_atomics.c

@@ -1,4 +1,3 @@
-import CCoroutineContext
 import CCovenantShims
 
 /// The payload of a `ResolutionCell`: a value in its three words or in a `ValueBox`, an error in

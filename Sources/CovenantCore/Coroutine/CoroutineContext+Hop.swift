@@ -11,8 +11,7 @@ extension CoroutineContext {
     // waits for it before the old one is released: the quiesce's sequentially consistent fence
     // orders these stores before its look at the snapshot's flag (the snapshot raises the flag,
     // sequentially consistent, before it reads them), so releasing stores are enough.
-    schedulerIdentityWord.store(Self.bits(identity), ordering: .releasing)
-    queueWord.store(Self.retainedBits(queue), ordering: .releasing)
+    schedulerWord.store(SchedulerWord(identity: identity, queue: queue), ordering: .releasing)
     let previousOther = otherScheduler
     otherScheduler = queue == nil ? scheduler : nil
     cov_registry_quiesce(registrySlot)
@@ -21,10 +20,6 @@ extension CoroutineContext {
     pendingWaitKind = CoroutineWaitKind.hop.rawValue
     exit = .reschedule
     cov_fiber_suspend()
-  }
-
-  static func bits(_ identity: ObjectIdentifier?) -> UInt {
-    identity.map { UInt(bitPattern: $0) } ?? 0
   }
 
   /// Whether the coroutine runs on `scheduler` (same object) right now.

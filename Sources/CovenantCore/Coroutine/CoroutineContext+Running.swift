@@ -83,7 +83,11 @@ extension CoroutineContext {
     }
     let previous = ThreadSlot.load(ThreadSlot.coroutine)
     ThreadSlot.store(ThreadSlot.coroutine, Unmanaged.passUnretained(self).toOpaque())
-    let status = cov_fiber_resume(fiber)
+    // A coroutine with bindings of task-local bridges runs its slice with them bound; others
+    // pay a load and a test.
+    let status =
+      localBindings?.bindsTaskLocals == true
+      ? resumeBindingTaskLocals(fiber) : cov_fiber_resume(fiber)
     ThreadSlot.store(ThreadSlot.coroutine, previous)
     // Parked: its shared stack is running another coroutine; that one's switch-out hands this
     // one back to `schedule()` (see `SharedStackParking`).
@@ -103,7 +107,18 @@ extension CoroutineContext {
     case .finished:
       finish()
       return false
+    case .rebindTaskLocals:
+      return true  // at once, with the task-locals its bindings now have
     }
+  }
+
+  /// A slice with the bridged task-locals of the coroutine's bindings bound on this thread
+  /// around it (`LocalBindings.withTaskLocalsBound`), taken off again when it switches out: on
+  /// the runner's stack, so they are pushed and popped in order whatever the coroutine does.
+  @inline(never)
+  func resumeBindingTaskLocals(_ fiber: OpaquePointer) -> Int32 {
+    let bindings = localBindings  // kept: a `withValue` in the slice replaces the field
+    return bindings.unsafelyUnwrapped.withTaskLocalsBound { cov_fiber_resume(fiber) }
   }
 
   func makeFiber() -> OpaquePointer? {

@@ -11,7 +11,7 @@ import Dispatch
 #endif
 
 /// One coroutine: its fiber (stack + saved registers), the scheduler it continues on, its
-/// cancellation flag and its per-await `WaitState`.
+/// cancellation flag, its per-await `WaitState` and its coroutine-local bindings.
 ///
 /// Lifetime: the coroutine's own first frame holds a strong reference until the body returns
 /// or throws, so a suspended coroutine stays alive (with its stack) until it is resumed and
@@ -27,6 +27,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     case suspend
     case reschedule
     case finished
+    /// Its bindings of task-local bridges changed (`CoroutineLocal.withValue`): the runner binds
+    /// the task-locals anew and resumes it at once (`resumeBindingTaskLocals`).
+    case rebindTaskLocals
   }
 
   // The small fields first: they fill the base class's tail padding.
@@ -49,32 +52,26 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   // initializer runs, which then assigns it again (a release of the `nil` and a retain of the
   // value, on every coroutine start).
   var otherScheduler: Optional<any CoroutineScheduler>
-  /// The identity of the scheduler (the object of a class scheduler; 0 for a value type).
-  /// Atomic, as the queue below, because a coroutine snapshot reads both from its own thread
-  /// (relaxed loads and stores are plain moves); a hop keeps the old scheduler alive until no
-  /// snapshot can be reading it (`cov_registry_quiesce`).
-  let schedulerIdentityWord = InlineAtomic<UInt>(uninitialized: ())
-  var currentSchedulerIdentity: ObjectIdentifier? {
-    let bits = schedulerIdentityWord.load(ordering: .relaxed)
-    // An `ObjectIdentifier` is the object's address, one word (the snapshot tests check the
-    // layout); rebuilt without touching the object.
-    return bits == 0 ? nil : unsafeBitCast(bits, to: ObjectIdentifier.self)
-  }
-  /// The scheduler when it is a `DispatchQueue`, the common case, retained (`none` for another
-  /// scheduler; released by `deinit` or a hop). Not a stored
+  /// The scheduler as one word (`SchedulerWord`): the retained `DispatchQueue`, the common
+  /// case, else the identity of the scheduler `otherScheduler` holds. Not a stored
   /// `DispatchQueue?`, whose every read for a dispatch would be a retain/release pair; and the
   /// queue's `dispatch_queue_t` is read from it when a slice is dispatched (one load) rather
   /// than kept beside it: every coroutine carries these fields, and a suspended coroutine's
-  /// size is what a million of them cost.
-  let queueWord = InlineAtomic<UnsafeRetainedBits<DispatchQueue>>(uninitialized: ())
-  var queueBits: UnsafeRetainedBits<DispatchQueue> { queueWord.load(ordering: .relaxed) }
+  /// size is what a million of them cost. Atomic, because a coroutine snapshot reads it from
+  /// its own thread (relaxed loads and stores are plain moves); a hop keeps the old scheduler
+  /// alive until no snapshot can be reading it (`cov_registry_quiesce`).
+  let schedulerWord = InlineAtomic<SchedulerWord>(uninitialized: ())
+  var currentSchedulerIdentity: ObjectIdentifier? {
+    schedulerWord.load(ordering: .relaxed).identity
+  }
+  /// The scheduler when it is a `DispatchQueue` (released by `deinit` or a hop); none for
+  /// another scheduler.
+  var queueBits: UnsafeRetainedBits<DispatchQueue> {
+    schedulerWord.load(ordering: .relaxed).queue
+  }
 
   var dispatchQueue: DispatchQueue? {
     queueBits.isNone ? nil : queueBits.unmanaged.takeUnretainedValue()
-  }
-
-  static func retainedBits(_ queue: DispatchQueue?) -> UnsafeRetainedBits<DispatchQueue> {
-    queue.map(UnsafeRetainedBits.init(retaining:)) ?? .none
   }
 
   /// The scheduler the coroutine runs on now.
@@ -136,6 +133,10 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
   /// The coroutine's timer (see `CoroutineTimerEntry`), reused by every timed wait; created by
   /// the first one.
   var timerEntry: CoroutineTimerEntry?
+  /// The coroutine-local bindings in force in the coroutine (`LocalBindings`): those in force
+  /// where it was started (shared, not copied), then what its own `withValue`s put in front.
+  /// Read and written only by the coroutine itself, and by its runner between slices.
+  var localBindings: Optional<LocalBindings>
 
   /// Creates a coroutine that has not started yet.
   ///
@@ -152,8 +153,9 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     otherScheduler = queue == nil ? scheduler : nil
     self.startFailureReceiver = startFailureReceiver
     self.body = body
+    localBindings = LocalBindings.inheritedHere()
     super.init()
-    initializeAtomics(identity: Self.bits(identity), queue: Self.retainedBits(queue), stack: stack)
+    initializeAtomics(scheduler: SchedulerWord(identity: identity, queue: queue), stack: stack)
   }
 
   /// Creates a coroutine that has not started yet, on a dispatch queue (the common case, without
@@ -168,21 +170,18 @@ final class CoroutineContext: Reaction, @unchecked Sendable {
     otherScheduler = nil
     startFailureReceiver = nil
     self.body = body
+    localBindings = LocalBindings.inheritedHere()
     super.init()
     initializeAtomics(
-      identity: UInt(bitPattern: Unmanaged.passUnretained(queue).toOpaque()),
-      queue: Self.retainedBits(queue), stack: stack)
+      scheduler: SchedulerWord(queue: UnsafeRetainedBits(retaining: queue)), stack: stack)
   }
 
   /// The first values of the atomics (built uninitialized: see
   /// `InlineAtomic.init(uninitialized:)`).
   @inline(__always)
-  private func initializeAtomics(
-    identity: UInt, queue: UnsafeRetainedBits<DispatchQueue>, stack: CoroutineStackRequest
-  ) {
+  private func initializeAtomics(scheduler: SchedulerWord, stack: CoroutineStackRequest) {
     canceled.store(false, ordering: .relaxed)
-    schedulerIdentityWord.store(identity, ordering: .relaxed)
-    queueWord.store(queue, ordering: .relaxed)
+    schedulerWord.store(scheduler, ordering: .relaxed)
     fiberOrRequestWord.store(Self.tagged(stack), ordering: .relaxed)
     registration.store(0, ordering: .relaxed)
     completion.store(.none, ordering: .relaxed)

@@ -6,15 +6,14 @@ extension CoroutineContext {
   /// and atomics are read; the scheduler is retained for the snapshot (a hop keeps the old one
   /// alive until no snapshot reads it).
   func debugFields() -> CoroutineDebugFields {
-    let queue = queueWord.load(ordering: .sequentiallyConsistent)
-    let identity = schedulerIdentityWord.load(ordering: .sequentiallyConsistent)
+    let scheduler = schedulerWord.load(ordering: .sequentiallyConsistent)
+    let queue = scheduler.queue
     let word = fiberOrRequestWord.load(ordering: .acquiring)
     return CoroutineDebugFields(
       queue: queue.isNone ? nil : UnsafeRetainedBits(retaining: queue.unmanaged),
-      schedulerObject: !queue.isNone || identity == 0
-        ? nil
-        : UnsafeRetainedBits(
-          retaining: Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: identity)!)),
+      schedulerObject: scheduler.otherObjectAddress.map {
+        UnsafeRetainedBits(retaining: Unmanaged<AnyObject>.fromOpaque($0))
+      },
       fiber: word & 1 == 0 ? OpaquePointer(bitPattern: word) : nil,
       startFile: startFile, startLine: startLine,
       scope: scopeLink?.scope.map(ObjectIdentifier.init), waitFlags: wait.flags)

@@ -32,6 +32,9 @@ import CCoroutineContext
 /// stopped with a precondition failure. (A body that has not started when the generator is
 /// dropped never runs at all.)
 ///
+/// **Coroutine-locals.** The body sees the ``CoroutineLocal`` bindings in force where the
+/// generator was made, and its own `withValue` bindings stay its own across `yield`s.
+///
 /// **Inside the body** there is no coroutine: `Coroutine.isInsideCoroutine` is `false` and
 /// `await`s throw `CoroutineError.calledOutsideCoroutine`, even when the generator is consumed
 /// from a coroutine. Calling `next()` of a generator from inside its own body, or its `yield`
@@ -129,7 +132,7 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
     if control.pointee.phase == .suspended, let fiber = control.pointee.fiber {
       // Unwind the body: its pending `yield` throws, `defer`s run, its frames release.
       control.pointee.phase = .dropping
-      resumeGeneratorFiber(fiber)
+      resumeGeneratorFiber(fiber, &control.pointee.locals)
     }
     if let fiber = control.pointee.fiber {
       generatorLeaveRegistry(&control.pointee.registration)
@@ -198,7 +201,7 @@ public final class Generator<Element>: Sequence, IteratorProtocol {
     control.pointee.phase = .running
     let entry = control.pointee.registration.entry
     if let entry { cov_registry_entry_note_running(entry) }
-    resumeGeneratorFiber(control.pointee.fiber.unsafelyUnwrapped)
+    resumeGeneratorFiber(control.pointee.fiber.unsafelyUnwrapped, &control.pointee.locals)
     if control.pointee.phase == .suspended {
       // Stamped with a count of switch-outs, not a time (a generator waits for its consumer, on
       // the consumer's own thread; a clock read would cost a good part of an element): each

@@ -41,6 +41,8 @@ struct GeneratorControl<Element> {
   }
   /// What the fiber runs: the body with its `yield`. Moved out by the fiber when it starts.
   @usableFromInline var start = GeneratorStart()
+  /// The body's coroutine-local bindings (`GeneratorLocals`).
+  @usableFromInline var locals = GeneratorLocals()
 
   @inlinable init() {}
 }
@@ -130,10 +132,32 @@ func generatorFiberEntry(_ argument: UnsafeMutableRawPointer?) {
 /// mispredicted return after each switch (the CPU's return-stack buffer belongs to the other
 /// stack then), so the path stays as flat as the fiber API allows.
 @inlinable @inline(__always)
-func resumeGeneratorFiber(_ fiber: OpaquePointer) {
+func resumeGeneratorFiber(_ fiber: OpaquePointer, _ locals: inout GeneratorLocals) {
   // The resume returns on the thread it was called on, so the inline slot access is valid.
   let coroutine = ThreadSlot.load(ThreadSlot.coroutine)
   if coroutine != nil { ThreadSlot.store(ThreadSlot.coroutine, nil) }
+  // The body runs outside any coroutine, so its coroutine-locals are the thread's slot: its
+  // own bindings while it runs, the consumer's again when it yields (usually both none).
+  let outer = ThreadSlot.load(ThreadSlot.locals)
+  if outer != locals.current { ThreadSlot.store(ThreadSlot.locals, locals.current) }
   cov_fiber_resume(fiber)
+  locals.current = ThreadSlot.load(ThreadSlot.locals)
+  if locals.current != outer { ThreadSlot.store(ThreadSlot.locals, outer) }
   if coroutine != nil { ThreadSlot.store(ThreadSlot.coroutine, coroutine) }
+}
+
+/// A lazy generator's coroutine-local bindings: those in force where it was made, which its
+/// body inherits, and the body's own while it is suspended (its `withValue` frames, on its
+/// stack, keep them).
+@usableFromInline
+struct GeneratorLocals {
+  /// The bindings in force where the generator was made, retained.
+  @usableFromInline let inherited: LocalBindings?
+  /// The body's bindings (unretained): `inherited`, or a node a `withValue` of the body keeps.
+  @usableFromInline var current: UnsafeMutableRawPointer?
+
+  @usableFromInline init() {
+    inherited = LocalBindings.inheritedHere()
+    current = inherited.map { Unmanaged.passUnretained($0).toOpaque() }
+  }
 }

@@ -9,11 +9,12 @@ import CCovenantShims
 ///   optimizer treats a thread-local address as constant within a function, so an inlined
 ///   access after a suspension could read the slot of the thread the coroutine was suspended
 ///   on: anything that may run after a suspension in the same function uses these.
-/// - `loadBeforeAnySuspension` / `storeBeforeAnySuspension`: inlined, half the instructions,
-///   and only valid before anything in the calling function can suspend a coroutine. The
+/// - `loadBeforeAnySuspension` / `storeBeforeAnySuspension`: inlined (the C accessors
+///   `cov_tls_get_unsafe_after_suspension` / `cov_tls_set_unsafe_after_suspension`), half the
+///   instructions, and only valid before anything in the calling function can suspend. The
 ///   calling function must be `@inline(never)`, so that the compiler cannot merge it into a
-///   caller that suspended before: `.ci/lint.sh` checks this, and that no other
-///   Swift file reaches the slots.
+///   caller that suspended before: `.ci/lint.sh` checks this, and that no other Swift file
+///   reaches the slots; `.ci/c-layers.sh` that the inline C accessors are used only here.
 @usableFromInline
 enum ThreadSlot {
   /// The `CoroutineContext` whose body runs on this thread right now, unretained.
@@ -22,6 +23,8 @@ enum ThreadSlot {
   @inlinable static var turn: Int32 { Int32(COV_TLS_SLOT_TURN) }
   /// The `ResolutionDrain` running on this stack, if any (kept per stack by the fiber layer).
   @inlinable static var resolution: Int32 { Int32(COV_TLS_SLOT_RESOLUTION) }
+  /// The coroutine-local bindings of the code running on this thread outside any coroutine.
+  @inlinable static var locals: Int32 { Int32(COV_TLS_SLOT_LOCALS) }
 
   /// The value of `slot` on the thread running now.
   @inlinable @inline(__always)
