@@ -163,9 +163,8 @@ public struct CoChannelSelector<Output> {
   ) {
     guard outcome == nil else { return }
     if !isUnbiased, channel.mightCompleteNow(operation),
-      let result = channel.performNow(operation)
+      let result = channel.performNow(operation), perform(body, with: result)
     {
-      outcome = Result { try body.run(with: result) }
       return
     }
     SelectSlotOperations.initialize(
@@ -183,15 +182,35 @@ public struct CoChannelSelector<Output> {
     addMapped(receiver, body)
   }
 
+  /// A derived receiver's case: performed at once if it can complete (in `selectUnbiased` too,
+  /// when the receiver holds a ready outcome of its own), else kept on the channel its source
+  /// reads from.
   @usableFromInline
   mutating func addMapped<Element>(
     _ receiver: CoChannel<Element>.Receiver, _ body: SelectCaseBody<Element, Output>
   ) {
-    if !isUnbiased, let result = receiver.source.receiveNow() {
-      outcome = Result { try body.run(with: result) }
+    if !isUnbiased || receiver.source.holdsReadyOutcome,
+      let result = receiver.source.receiveNow(), perform(body, with: result)
+    {
       return
     }
     receiver.source.initializeSelectSlot(slots.appendUninitialized(), body)
+  }
+
+  /// Runs `body` for the outcome of a case performed while adding it, and keeps what it
+  /// returns or throws as the select's outcome; `false` if the body's stage dropped the element
+  /// (the case was not performed after all).
+  @inlinable
+  mutating func perform<Value>(
+    _ body: SelectCaseBody<Value, Output>, with result: Result<Value, CoChannelError>
+  ) -> Bool {
+    do {
+      guard let output = try body.run(with: result) else { return false }
+      outcome = .success(output)
+    } catch {
+      outcome = .failure(error)
+    }
+    return true
   }
 
   /// Completes the select once every case has been added: the case performed while adding,

@@ -103,6 +103,13 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     -> SelectSlotReply
   {
     let channel = channel(of: slot)
+    if let done = slot.pointee.waiter {
+      // The case won an earlier round of the same select, but a derived receiver's stage
+      // dropped what it received: its waiter, completed and out of its queue, is done with.
+      channel.recycle(waiterObject(done))
+      done.release()
+      slot.pointee.waiter = nil
+    }
     let operation = SelectPayloadStorage.read(&slot.pointee.payload, as: Payload.self).operation
     let waiter = channel.makeWaiter(waker, element: operation.carriedElement)
     let result = channel.locked { state, effects in

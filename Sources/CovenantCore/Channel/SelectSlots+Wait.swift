@@ -51,8 +51,9 @@ extension SelectSlots {
     }
     let coroutine = try CoroutineHandle.current()
     while true {
-      // A retry (below) waits for the whole interval again: it only happens when a case found
-      // ready turned out stale, a race that leaves no time to speak of.
+      // A retry (below) waits for the whole interval again: it happens when a case found ready
+      // turned out stale (a race that leaves no time to speak of), and when a derived
+      // receiver's stage dropped what its case received (the Streams article says so).
       let timedOut: Bool
       do {
         timedOut = try coroutine.suspend(.select, timeout: timeout) { waker in
@@ -74,7 +75,12 @@ extension SelectSlots {
         let slot = self[index]
         if case .won = slot.pointee.step(slot, .withdraw) { winner = slot }
       }
-      if let winner { return try winner.pointee.complete(winner, false).unsafelyUnwrapped }
+      if let winner {
+        if let output = try winner.pointee.complete(winner, false) { return output }
+        // The winner was a derived receiver whose stage dropped the element it received (a
+        // `filter` that rejected it): nothing was performed, wait again.
+        continue
+      }
       if timedOut { return nil }
       // Woken by ourselves with nothing performed (all peers were stale): try again.
     }
