@@ -82,7 +82,7 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   /// A channel of `capacity` elements (at least 1) whose sends never wait: a send to a full
   /// buffer drops the oldest element (a stream's `.dropOldest` buffer; `.conflated` for 1).
-  init(droppingOldestBeyond capacity: Int) {
+  @usableFromInline init(droppingOldestBeyond capacity: Int) {
     let capacity = Swift.max(1, capacity)
     bufferType = capacity == 1 ? .conflated : BufferType.buffered(capacity: capacity).normalized
     let initial = ChannelState<Element>(capacity: capacity, isConflated: true)
