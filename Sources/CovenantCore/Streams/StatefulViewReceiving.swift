@@ -18,7 +18,7 @@ final class StatefulViewReceiving<Stage: StreamStage>: ViewReceiving, @unchecked
     @usableFromInline var ended: CoChannelError?
     /// Whether the `whenComplete` callbacks have run.
     var isComplete = false
-    var cancelCallbacks: [@Sendable () -> Void] = []
+    var cancelCallbacks: [() -> Void] = []
     var completionCallbacks: [() -> Void] = []
 
     @inlinable init(stage: Stage) { self.stage = stage }

@@ -20,8 +20,8 @@ struct Drained<T> {
   var endedClosed: Bool { (end as? CoChannelError) == .closed }
 }
 
-/// Receives from `receiver` until it ends, in a coroutine on `scheduler` (run until it has
-/// nothing left to do).
+/// Receives from `receiver` until it ends, in a coroutine on `scheduler` (run, with its clock
+/// moved an hour on, until it has nothing left to do).
 func drain<T: Sendable>(_ receiver: CoChannel<T>.Receiver, on scheduler: TestScheduler = TestScheduler())
   -> Drained<T>
 {
@@ -36,7 +36,8 @@ func drain<T: Sendable>(_ receiver: CoChannel<T>.Receiver, on scheduler: TestSch
       end.append("\(error)")
     }
   }
-  scheduler.run()
+  // Long enough for every timer the stages of these tests arm; the clock is virtual.
+  scheduler.advance(by: .seconds(3_600))
   return Drained(elements: elements.elements, end: ending.withLock { $0 })
 }
 
