@@ -112,3 +112,9 @@ func produce<T: Sendable>(
     }
   }
 }
+
+/// Starts the stage behind `receiver` on `scheduler` (a poll from a coroutine there), before
+/// anything is ready upstream; the test runs the scheduler.
+func startStage<T>(_ receiver: CoChannel<T>.Receiver, on scheduler: TestScheduler) {
+  scheduler.startCoroutine { XCTAssertNil(receiver.poll(), "nothing was ready yet") }
+}
