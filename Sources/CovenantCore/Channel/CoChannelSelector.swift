@@ -31,6 +31,9 @@ public struct CoChannelSelector<Output> {
   @usableFromInline var defaultBody: (() throws -> Output)?
   @usableFromInline var timeout: SelectTimeout<Output>?
   @usableFromInline let isUnbiased: Bool
+  /// Whether a kept case is a derived receiver's, whose stage may drop what it received (the
+  /// wait then goes on until the timeout's deadline).
+  @usableFromInline var hasStagedCases = false
 
   @inlinable init(unbiased: Bool, room: UnsafeMutableBufferPointer<SelectSlot<Output>>) {
     isUnbiased = unbiased
@@ -195,6 +198,7 @@ public struct CoChannelSelector<Output> {
       return
     }
     receiver.source.initializeSelectSlot(slots.appendUninitialized(), body)
+    hasStagedCases = true
   }
 
   /// Runs `body` for the outcome of a case performed while adding it, and keeps what it
@@ -225,7 +229,9 @@ public struct CoChannelSelector<Output> {
       return try defaultBody()
     }
     guard let timeout else { return try slots.wait(timeout: .never).unsafelyUnwrapped }
-    if let output = try slots.wait(timeout: timeout.interval) { return output }
+    if let output = try slots.wait(timeout: timeout.interval, hasStagedCases: hasStagedCases) {
+      return output
+    }
     slots.discardAll()
     return try timeout.body()
   }

@@ -43,17 +43,23 @@ extension SelectSlots {
   /// - Throws: what the body throws; `CoroutineError.calledOutsideCoroutine`;
   ///   `CoroutineError.canceled` if the coroutine is cancelled first (no case is then
   ///   performed).
+  ///
+  /// `hasStagedCases`: whether a case is a derived receiver's, whose stage may drop what the
+  /// case received; the select then goes on waiting, for what is left of `timeout` (measured on
+  /// the scheduler's clock, read only for such selects).
   @inlinable
-  func wait(timeout: DispatchTimeInterval) throws -> Output? {
+  func wait(timeout: DispatchTimeInterval, hasStagedCases: Bool = false) throws -> Output? {
     // fatalError, not precondition: an optimized build drops a precondition's message.
     if count == 0, case .never = timeout {
       fatalError("CoChannel.select needs at least one case, a default or a timeout")
     }
     let coroutine = try CoroutineHandle.current()
+    var timeout = timeout
+    // For a select whose stages may make it wait again.
+    let deadline = hasStagedCases ? SelectDeadline(timeout, from: coroutine) : nil
     while true {
-      // A retry (below) waits for the whole interval again: it happens when a case found ready
-      // turned out stale (a race that leaves no time to speak of), and when a derived
-      // receiver's stage dropped what its case received (the Streams article says so).
+      // A retry after a stale case (below) waits for the whole interval again: a race that
+      // leaves no time to speak of.
       let timedOut: Bool
       do {
         timedOut = try coroutine.suspend(.select, timeout: timeout) { waker in
@@ -78,7 +84,8 @@ extension SelectSlots {
       if let winner {
         if let output = try winner.pointee.complete(winner, false) { return output }
         // The winner was a derived receiver whose stage dropped the element it received (a
-        // `filter` that rejected it): nothing was performed, wait again.
+        // `filter` that rejected it): nothing was performed, wait again, until the deadline.
+        if let deadline { timeout = deadline.remaining(for: coroutine) }
         continue
       }
       if timedOut { return nil }

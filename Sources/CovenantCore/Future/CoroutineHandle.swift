@@ -62,6 +62,11 @@ struct CoroutineHandle {
     if timedOut { throw CoFutureError.timeout }
   }
 
+  /// Now, in nanoseconds, on the clock of the coroutine's scheduler's timers
+  /// (`CoroutineContext.schedulerClockNanoseconds`).
+  @usableFromInline
+  func clockNanoseconds() -> UInt64 { context.schedulerClockNanoseconds }
+
   /// `suspend` that also ends when `timeout` expires; returns true if it did (no resumer won).
   @usableFromInline
   func suspend(

@@ -8,7 +8,7 @@ extension CoChannel.Receiver {
   ///
   /// Runs inside each receive like `map`; ends, and is cancelled, with this receiver. In a
   /// `select`, a case on a filtered receiver that receives a rejected element is not
-  /// performed: the select goes on waiting (restarting its `onTimeout` interval).
+  /// performed: the select goes on waiting (until its `onTimeout` deadline, if it has one).
   @inlinable
   public func filter(_ isIncluded: @escaping @Sendable (Element) -> Bool)
     -> CoChannel<Element>.Receiver

@@ -110,9 +110,9 @@ final class StreamSelectTests: XCTestCase {
         })
     }
     scheduler.advance(by: .seconds(1))
-    numbers.offer(3)  // rejected: the select waits again, for the whole interval
+    numbers.offer(3)  // rejected: the select waits again, until its deadline
     scheduler.advance(by: .seconds(10))
-    XCTAssertEqual(outcome.elements, ["timed out at 6000"])
+    XCTAssertEqual(outcome.elements, ["timed out at 5000"])
   }
 
   func testASelectCaseSeesTheEndOfADerivedStream() {
