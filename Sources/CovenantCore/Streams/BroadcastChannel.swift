@@ -85,8 +85,7 @@ public final class BroadcastChannel<Element>: @unchecked Sendable {
   /// for a full buffer.
   ///
   /// - Precondition: `capacity` is 1 or more.
-  public func subscribe(capacity: Int, policy: StreamBufferPolicy) -> CoChannel<Element>.Receiver
-  {
+  public func subscribe(capacity: Int, policy: StreamBufferPolicy) -> CoChannel<Element>.Receiver {
     precondition(capacity >= 1, "BroadcastChannel.subscribe(capacity:policy:) needs 1 or more")
     let size = Swift.max(capacity, replay)
     let channel =

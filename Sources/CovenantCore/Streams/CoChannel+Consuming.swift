@@ -43,7 +43,8 @@ extension CoChannel {
     case nil: break
     }
     let pending = UncheckedSendable(element)
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<Void, any Error>) in
       Coroutine.start(name: "Covenant.consuming") {
         do {
           try self.awaitSend(pending.value)

@@ -23,7 +23,8 @@ extension CoChannel {
         var a: A?
         var b: B?
         while a == nil || b == nil {
-          switch try nextEvent(from: a == nil ? firstOnly : none, and: b == nil ? second : nil,
+          switch try nextEvent(
+            from: a == nil ? firstOnly : none, and: b == nil ? second : nil,
             startingAt: 0)
           {
           case .first(_, .success(let element)): a = element

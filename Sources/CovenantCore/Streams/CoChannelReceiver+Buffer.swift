@@ -22,7 +22,8 @@ extension CoChannel.Receiver {
   public func buffer(capacity: Int, policy: StreamBufferPolicy = .suspend)
     -> CoChannel<Element>.Receiver
   {
-    precondition(capacity >= 0, "CoChannel.Receiver.buffer(capacity:policy:) needs a capacity of zero or more")
+    precondition(
+      capacity >= 0, "CoChannel.Receiver.buffer(capacity:policy:) needs a capacity of zero or more")
     let outlet: CoChannel<Element>
     switch policy {
     case .suspend: outlet = CoChannel(capacity: capacity)

@@ -19,7 +19,8 @@ extension CoChannel.Receiver {
   public func chunked(byCount count: Int, orWithin interval: Duration)
     -> CoChannel<[Element]>.Receiver
   {
-    precondition(count >= 1, "CoChannel.Receiver.chunked(byCount:orWithin:) needs a count of 1 or more")
+    precondition(
+      count >= 1, "CoChannel.Receiver.chunked(byCount:orWithin:) needs a count of 1 or more")
     let upstream = self
     let period = interval.dispatchInterval
     return CoChannel<[Element]>.Receiver(pumpNamed: "Covenant.chunked", consuming: [upstream]) {

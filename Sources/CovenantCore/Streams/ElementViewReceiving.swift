@@ -44,7 +44,11 @@ final class ElementViewReceiving<Stage: ElementStage>: ViewReceiving, @unchecked
 
   @usableFromInline var isCanceled: Bool { base.isCanceled }
 
-  @usableFromInline func whenCanceled(_ callback: @escaping @Sendable () -> Void) { base.whenCanceled(callback) }
+  @usableFromInline func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
+    base.whenCanceled(callback)
+  }
 
-  @usableFromInline func whenComplete(_ callback: @escaping () -> Void) { base.whenComplete(callback) }
+  @usableFromInline func whenComplete(_ callback: @escaping () -> Void) {
+    base.whenComplete(callback)
+  }
 }

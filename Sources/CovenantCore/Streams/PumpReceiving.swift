@@ -59,7 +59,8 @@ final class PumpReceiving<Element>: ChannelReceiving, @unchecked Sendable {
 
   @usableFromInline func start() {
     guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    let scheduler: any CoroutineScheduler = CoroutineContext.current?.scheduler
+    let scheduler: any CoroutineScheduler =
+      CoroutineContext.current?.scheduler
       ?? ImmediateScheduler()
     let outlet = outlet
     let body = body
@@ -108,7 +109,9 @@ final class PumpReceiving<Element>: ChannelReceiving, @unchecked Sendable {
     return outlet.channel.poll()
   }
 
-  @usableFromInline func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
+  @usableFromInline func whenReceive(
+    _ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void
+  ) {
     if let ready = receiveNow() { return callback(ready) }
     let outlet = outlet
     outlet.channel.whenReceive { callback($0.mapError(outlet.ending)) }
@@ -168,7 +171,9 @@ final class PumpReceiving<Element>: ChannelReceiving, @unchecked Sendable {
     outlet.channel.whenCanceled(callback)
   }
 
-  @usableFromInline func whenComplete(_ callback: @escaping () -> Void) { outlet.channel.whenComplete(callback) }
+  @usableFromInline func whenComplete(_ callback: @escaping () -> Void) {
+    outlet.channel.whenComplete(callback)
+  }
 }
 
 extension CoChannel.Receiver {

@@ -73,7 +73,9 @@ extension ViewReceiving {
     return nil
   }
 
-  @usableFromInline func whenReceive(_ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void) {
+  @usableFromInline func whenReceive(
+    _ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void
+  ) {
     if let ready = receiveNow() { return callback(ready) }
     base.whenReceive { [self] upstream in
       switch process(upstream) {
@@ -142,7 +144,9 @@ extension ViewReceiving {
     base.source.receiverBufferType(as: T.self)
   }
 
-  @usableFromInline var count: Int { undelivered.elementCount + (decidedEnd == nil ? base.count : 0) }
+  @usableFromInline var count: Int {
+    undelivered.elementCount + (decidedEnd == nil ? base.count : 0)
+  }
 
   @usableFromInline var isEmpty: Bool { count == 0 }
 }

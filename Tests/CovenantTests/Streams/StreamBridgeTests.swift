@@ -53,7 +53,10 @@ final class StreamBridgeTests: XCTestCase {
   func testTheChannelsBackPressureReachesTheSequence() {
     let produced = Locked(0)
     let stream = AsyncStream<Int>(unfolding: {
-      produced.withLock { $0 += 1; return $0 }
+      produced.withLock {
+        $0 += 1
+        return $0
+      }
     })
     let channel = CoChannel(consuming: stream, bufferType: .buffered(capacity: 2))
     let firstThree = drainOnAQueue(channel.receiver.prefix(3))

@@ -38,7 +38,8 @@ final class StreamSelectTests: XCTestCase {
         }, on: scheduler)
       scheduler.advance(by: .seconds(1))
       XCTAssertEqual(first.count, 1, stage.name)
-      XCTAssertTrue(first.elements.first?.hasPrefix("got") ?? false, "\(stage.name): \(first.elements)")
+      XCTAssertTrue(
+        first.elements.first?.hasPrefix("got") ?? false, "\(stage.name): \(first.elements)")
 
       // Waited for.
       let later = CoChannel<Int>()
@@ -55,7 +56,8 @@ final class StreamSelectTests: XCTestCase {
       later.offer(12)
       scheduler.advance(by: .seconds(1))
       XCTAssertEqual(second.count, 1, stage.name)
-      XCTAssertTrue(second.elements.first?.hasPrefix("got") ?? false, "\(stage.name): \(second.elements)")
+      XCTAssertTrue(
+        second.elements.first?.hasPrefix("got") ?? false, "\(stage.name): \(second.elements)")
       XCTAssertTrue(quiet.isEmpty)
       ready.cancel()
       later.cancel()

@@ -22,7 +22,9 @@ struct Drained<T> {
 
 /// Receives from `receiver` until it ends, in a coroutine on `scheduler` (run, with its clock
 /// moved an hour on, until it has nothing left to do).
-func drain<T: Sendable>(_ receiver: CoChannel<T>.Receiver, on scheduler: TestScheduler = TestScheduler())
+func drain<T: Sendable>(
+  _ receiver: CoChannel<T>.Receiver, on scheduler: TestScheduler = TestScheduler()
+)
   -> Drained<T>
 {
   let elements = Recorder<T>()
