@@ -38,4 +38,6 @@ struct MapStage<Input, Output>: ElementStage {
   }
 
   @inlinable func apply(_ input: Input) -> Output? { transform(input) }
+
+  @inlinable static var dropsElements: Bool { false }
 }

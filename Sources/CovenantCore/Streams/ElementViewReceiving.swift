@@ -6,6 +6,12 @@ protocol ElementStage<Input, Output>: Sendable {
   associatedtype Output
   /// What comes out for `input`; `nil` to drop it.
   func apply(_ input: Input) -> Output?
+  /// Whether `apply` may return `nil` (`false` for `map`).
+  static var dropsElements: Bool { get }
+}
+
+extension ElementStage {
+  @inlinable static var dropsElements: Bool { true }
 }
 
 /// The source of a receiver with a stage without state: no lock, no allocation; ends, closes
@@ -32,6 +38,21 @@ final class ElementViewReceiving<Stage: ElementStage>: ViewReceiving, @unchecked
       if let output = stage.apply(input) { return .element(output) }
       return .skip
     case .failure(let error): return .end(error)
+    }
+  }
+
+  @usableFromInline var detachedProcess:
+    (@Sendable (Result<Stage.Input, CoChannelError>) -> StageOutcome<Stage.Output>)?
+  {
+    guard !Stage.dropsElements else { return nil }
+    let stage = stage
+    return { upstream in
+      switch upstream {
+      case .success(let input):
+        if let output = stage.apply(input) { return .element(output) }
+        return .skip
+      case .failure(let error): return .end(error)
+      }
     }
   }
 

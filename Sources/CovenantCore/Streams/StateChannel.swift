@@ -159,9 +159,13 @@ final class StateSubscription<Value>: ChannelReceiving, @unchecked Sendable {
 
   func whenReceive(_ callback: @escaping @Sendable (Result<Value, CoChannelError>) -> Void) {
     if let ready = receiveNow() { return callback(ready) }
-    doorbell.whenReceive { [self] ring in
+    // Weakly: the doorbell holds the callback, and a subscription whose receiver was released
+    // has ended (its doorbell is cancelled, and fails the callback).
+    doorbell.whenReceive { [weak self] ring in
       switch ring {
-      case .success: whenReceive(callback)
+      case .success:
+        guard let self else { return callback(.failure(.canceled)) }
+        whenReceive(callback)
       case .failure(let error): callback(.failure(error))
       }
     }
@@ -184,9 +188,11 @@ final class StateSubscription<Value>: ChannelReceiving, @unchecked Sendable {
     }
     let ring = doorbell.receiveFuture()
     guard pending.hold(ring) else { return }
-    ring.whenResolved { [self] result in
+    ring.whenResolved { [weak self] result in
       switch result {
-      case .success: complete(promise, pending)
+      case .success:
+        guard let self else { return promise.fail(CoChannelError.canceled) }
+        complete(promise, pending)
       case .failure(let error as CoChannelError): promise.resolve(.failure(error))
       case .failure: return  // cancelled with `promise`
       }

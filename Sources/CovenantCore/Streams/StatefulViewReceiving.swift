@@ -4,8 +4,8 @@
 /// The stream's end is the receiver's own: `ended` once the stage or upstream has ended it (a
 /// `prefix` that has had its count ends it as `.closed` and cancels its upstream, which must
 /// then not read as a cancellation here), with its own `whenCanceled` and `whenComplete`
-/// callbacks. Upstream ending is seen when a receive meets it; upstream being cancelled is
-/// seen at once (a callback registered on it).
+/// callbacks. Upstream's end is seen when a receive meets it, and, once someone has registered
+/// such a callback, as soon as it happens (through callbacks registered on upstream then).
 @usableFromInline
 final class StatefulViewReceiving<Stage: StreamStage>: ViewReceiving, @unchecked Sendable {
   // `@unchecked Sendable`: the mutable state is inside the mutex; `endCode` is atomic.
@@ -18,6 +18,8 @@ final class StatefulViewReceiving<Stage: StreamStage>: ViewReceiving, @unchecked
     @usableFromInline var ended: CoChannelError?
     /// Whether the `whenComplete` callbacks have run.
     var isComplete = false
+    /// Whether upstream's end is observed (`observeUpstream`).
+    var observesUpstream = false
     var cancelCallbacks: [() -> Void] = []
     var completionCallbacks: [() -> Void] = []
 
@@ -50,6 +52,12 @@ final class StatefulViewReceiving<Stage: StreamStage>: ViewReceiving, @unchecked
     }
     state = InlineMutex(initial)
     if isOver { endCode.store(CoChannelError.closed.code, ordering: .relaxed) }
+  }
+
+  /// Hears upstream's end from now on: registered once, with the first `whenCanceled` or
+  /// `whenComplete` callback (so that a receiver made and dropped on a long-lived channel leaves
+  /// nothing in it).
+  private func observeUpstream() {
     // Through a non-generic protocol: the callbacks capture no type metadata.
     let observer: any UpstreamEndObserver = self
     base.whenCanceled { [weak observer] in observer?.upstreamCanceled() }
@@ -149,24 +157,28 @@ final class StatefulViewReceiving<Stage: StreamStage>: ViewReceiving, @unchecked
   }
 
   @usableFromInline func whenCanceled(_ callback: @escaping @Sendable () -> Void) {
-    let runNow = state.withCriticalSection { state -> Bool in
+    let (runNow, observe) = state.withCriticalSection { state -> (Bool, Bool) in
       switch state.ended {
-      case .canceled?: return true
+      case .canceled?: return (true, false)
       case nil:
         state.cancelCallbacks.append(callback)
-        return false
-      case _?: return false  // ended otherwise: never cancelled now
+        defer { state.observesUpstream = true }
+        return (false, !state.observesUpstream)
+      case _?: return (false, false)  // ended otherwise: never cancelled now
       }
     }
+    if observe { observeUpstream() }
     if runNow { callback() }
   }
 
   @usableFromInline func whenComplete(_ callback: @escaping () -> Void) {
-    let runNow = state.withCriticalSection { state -> Bool in
-      if state.isComplete { return true }
+    let (runNow, observe) = state.withCriticalSection { state -> (Bool, Bool) in
+      if state.isComplete { return (true, false) }
       state.completionCallbacks.append(callback)
-      return false
+      defer { state.observesUpstream = true }
+      return (false, !state.observesUpstream)
     }
+    if observe { observeUpstream() }
     if runNow { callback() }
   }
 }

@@ -9,6 +9,18 @@ enum StageOutcome<Output> {
   case end(CoChannelError)
 }
 
+extension StageOutcome {
+  /// The outcome as a receive's result, for a stage that never drops an element (`skip` does
+  /// not happen there; it would read as the stream's end).
+  @usableFromInline var result: Result<Output, CoChannelError> {
+    switch self {
+    case .element(let output): return .success(output)
+    case .end(let error): return .failure(error)
+    case .skip: return .failure(.canceled)
+    }
+  }
+}
+
 /// The source of a receiver whose stage runs inside the consumer's own receive (`map`,
 /// `filter`, `compactMap`, `removeDuplicates`, `reductions`, `prefix`, `drop(while:)`,
 /// `chunked(byCount:)`): each receive takes one outcome from `base` at a time, in whatever way
@@ -30,6 +42,13 @@ protocol ViewReceiving: ChannelReceiving {
   var decidedEnd: CoChannelError? { get }
   /// What the stage makes of one outcome of `base` (for a stage with state, under its lock).
   func process(_ upstream: Result<Input, CoChannelError>) -> StageOutcome<Element>
+  /// `process` as a function that holds neither this source nor `base`, for a stage that
+  /// never drops an element and keeps no state (`map`); `nil` otherwise. A pending callback or
+  /// future of such a stage then does not keep its upstream alive: a channel nobody else holds
+  /// is released, and cancels it, as it cancels its own pending futures.
+  var detachedProcess: (@Sendable (Result<Input, CoChannelError>) -> StageOutcome<Element>)? {
+    get
+  }
 }
 
 extension ViewReceiving {
@@ -73,10 +92,20 @@ extension ViewReceiving {
     return nil
   }
 
+  @usableFromInline var detachedProcess:
+    (@Sendable (Result<Input, CoChannelError>) -> StageOutcome<Element>)?
+  { nil }
+
   @usableFromInline func whenReceive(
     _ callback: @escaping @Sendable (Result<Element, CoChannelError>) -> Void
   ) {
     if let ready = receiveNow() { return callback(ready) }
+    if let process = detachedProcess {
+      base.whenReceive { callback(process($0).result) }
+      return
+    }
+    // A stage that may drop the element takes its next turn through this source: the
+    // callback holds it (and so its upstream) until it runs.
     base.whenReceive { [self] upstream in
       switch process(upstream) {
       case .element(let output): callback(.success(output))
@@ -103,6 +132,21 @@ extension ViewReceiving {
   private func receiveUpstream(into promise: CoPromise<Element>, _ pending: PendingFuture<Input>) {
     let upstream = base.receiveFuture()
     guard pending.hold(upstream) else { return }
+    if let process = detachedProcess {
+      let undelivered = undelivered
+      upstream.whenResolved { result in
+        switch result {
+        case .success(let element):
+          promise.complete(with: process(.success(element)).result, keepingIn: undelivered)
+        case .failure(let error as CoChannelError):
+          promise.complete(with: process(.failure(error)).result, keepingIn: undelivered)
+        case .failure: return  // cancelled with `promise`
+        }
+      }
+      return
+    }
+    // A stage that may drop the element receives again through this source: the observer
+    // holds it (and so its upstream) until the future completes.
     upstream.whenResolved { [self] result in
       let input: Result<Input, CoChannelError>
       switch result {
