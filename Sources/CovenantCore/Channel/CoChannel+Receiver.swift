@@ -18,16 +18,32 @@ extension CoChannel {
     /// The channel itself when this receiver reads a channel: the hot paths call it directly,
     /// so they are specialized in client code.
     @usableFromInline let channel: CoChannel<Element>?
+    /// `channel`, unretained (the receiver holds it through `source`): a receive calls it
+    /// without retaining and releasing it around the call, which code that reached the receiver
+    /// through another object (a stage's `base`) would otherwise do.
+    @usableFromInline let unretainedChannel: Unmanaged<CoChannel<Element>>?
     /// A derived receiver's receive and poll, made where the stage was created (specialized
     /// there when that code is): the hot paths call them without going through `source`.
-    @usableFromInline let derived: DerivedReceive<Element>?
+    ///
+    /// They return the element through a pointer rather than as a result: a closure whose type
+    /// mentions `Element`, kept in a generic class, is stored with `Element` passed indirectly,
+    /// and calling it from code specialized for a concrete type goes through a reabstraction
+    /// thunk that retains and releases the closure's context on every call. These types
+    /// mention no type parameter, so caller and callee agree, and optional chaining calls them
+    /// without retaining anything.
+    @usableFromInline let derivedReceive: ((UnsafeMutableRawPointer) throws -> Void)?
+    /// Initializes the element at the pointer and returns `true`, or returns `false` (nothing
+    /// ready).
+    @usableFromInline let derivedPoll: ((UnsafeMutableRawPointer) -> Bool)?
     /// Where every other operation goes: the channel, a derived stream's source, or the
     /// wrapper of a subscription.
     @usableFromInline let source: any ChannelReceiving<Element>
 
     @usableFromInline init(_ channel: CoChannel<Element>) {
       self.channel = channel
-      derived = nil
+      unretainedChannel = .passUnretained(channel)
+      derivedReceive = nil
+      derivedPoll = nil
       source = channel
     }
 
@@ -35,15 +51,37 @@ extension CoChannel {
     /// whose source ends it when the receiver is released).
     init(_ channel: CoChannel<Element>, source: any ChannelReceiving<Element>) {
       self.channel = channel
-      derived = nil
+      unretainedChannel = .passUnretained(channel)
+      derivedReceive = nil
+      derivedPoll = nil
       self.source = source
     }
 
     /// A derived receiver: `derived` receives and polls, `source` does everything else.
-    @usableFromInline init(derived: DerivedReceive<Element>, source: any ChannelReceiving<Element>)
-    {
+    /// A derived receiver: `receive` and `poll` (see `derivedReceive`) receive and poll,
+    /// `source` does everything else.
+    @inlinable convenience init(
+      receive: @escaping () throws -> Element, poll: @escaping () -> Element?,
+      source: any ChannelReceiving<Element>
+    ) {
+      self.init(
+        derivedReceive: { try $0.initializeMemory(as: Element.self, to: receive()) },
+        derivedPoll: { out in
+          guard let element = poll() else { return false }
+          out.initializeMemory(as: Element.self, to: element)
+          return true
+        }, source: source)
+    }
+
+    @usableFromInline init(
+      derivedReceive: @escaping (UnsafeMutableRawPointer) throws -> Void,
+      derivedPoll: @escaping (UnsafeMutableRawPointer) -> Bool,
+      source: any ChannelReceiving<Element>
+    ) {
       channel = nil
-      self.derived = derived
+      unretainedChannel = nil
+      self.derivedReceive = derivedReceive
+      self.derivedPoll = derivedPoll
       self.source = source
     }
 
@@ -56,8 +94,16 @@ extension CoChannel {
     /// `.timeout`), as the Streams article describes for each stage.
     @inlinable
     public func awaitReceive() throws -> Element {
-      if let channel { return try channel.awaitReceive() }
-      if let derived { return try derived.receive() }
+      if let unretainedChannel {
+        return try unretainedChannel._withUnsafeGuaranteedRef { try $0.awaitReceive() }
+      }
+      if derivedReceive != nil {
+        return try withUnsafeTemporaryAllocation(of: Element.self, capacity: 1) { slot in
+          let element = slot.baseAddress.unsafelyUnwrapped
+          try derivedReceive?(UnsafeMutableRawPointer(element))
+          return element.move()
+        }
+      }
       return try sourceAwaitReceive()
     }
 
@@ -70,8 +116,14 @@ extension CoChannel {
     /// Receives an element if one is ready; see `CoChannel.poll()`.
     @inlinable
     public func poll() -> Element? {
-      if let channel { return channel.poll() }
-      if let derived { return derived.poll() }
+      if let unretainedChannel { return unretainedChannel._withUnsafeGuaranteedRef { $0.poll() } }
+      if derivedPoll != nil {
+        return withUnsafeTemporaryAllocation(of: Element.self, capacity: 1) { slot in
+          let element = slot.baseAddress.unsafelyUnwrapped
+          guard derivedPoll?(UnsafeMutableRawPointer(element)) == true else { return nil }
+          return element.move()
+        }
+      }
       return sourcePoll()
     }
 
@@ -123,21 +175,5 @@ extension CoChannel {
     /// coroutine; see `CoChannel.makeIterator()`.
     @inlinable
     public func makeIterator() -> Iterator { Iterator(self) }
-  }
-}
-
-/// The receive and poll of a derived receiver (`CoChannel.Receiver.derived`): functions made
-/// where the stage was created, so that in client code they run specialized for its types and
-/// a chain of stages costs a few calls per element, no allocation.
-@usableFromInline
-struct DerivedReceive<Element>: @unchecked Sendable {
-  // `@unchecked Sendable`: the functions only call thread-safe receivers and `@Sendable`
-  // closures.
-  @usableFromInline let receive: () throws -> Element
-  @usableFromInline let poll: () -> Element?
-
-  @inlinable init(receive: @escaping () throws -> Element, poll: @escaping () -> Element?) {
-    self.receive = receive
-    self.poll = poll
   }
 }

@@ -29,22 +29,34 @@
 /// inside a mutex; elements cross threads by design, as with `CoChannel`.
 public final class BroadcastChannel<Element>: @unchecked Sendable {
   /// One subscription: its buffer, and what to do when it is full.
+  @usableFromInline
   struct Subscriber {
-    let channel: CoChannel<Element>
-    let policy: StreamBufferPolicy
-    let capacity: Int
+    @usableFromInline let channel: CoChannel<Element>
+    @usableFromInline let policy: StreamBufferPolicy
+    @usableFromInline let capacity: Int
+
+    @inlinable init(channel: CoChannel<Element>, policy: StreamBufferPolicy, capacity: Int) {
+      self.channel = channel
+      self.policy = policy
+      self.capacity = capacity
+    }
   }
 
+  @usableFromInline
   struct State {
-    var subscribers: [Subscriber] = []
+    @usableFromInline var subscribers: [Subscriber] = []
     /// The last `replay` elements sent.
-    var replayed = RingBuffer<Element>()
-    var isClosed = false
+    @usableFromInline var replayed = RingBuffer<Element>()
+    @usableFromInline var isClosed = false
+
+    @inlinable init() {}
   }
 
-  private let state = InlineMutex(State())
+  // `send` is `@inlinable`, so that it runs specialized for the element type in the client
+  // (a broadcast's cost is per element per subscriber: F3 in Benchmarks/README.md).
+  @usableFromInline let state = InlineMutex(State())
   /// Sends take turns, so that all subscribers get the elements in the same order.
-  private let turn = CoMutex()
+  @usableFromInline let turn = CoMutex()
 
   /// How many of the last elements sent a new subscriber receives first.
   public let replay: Int
@@ -122,10 +134,11 @@ public final class BroadcastChannel<Element>: @unchecked Sendable {
   ///   (no subscriber got the element); `CoroutineError.canceled` if the coroutine is cancelled
   ///   while waiting (for the turn: no subscriber got it; for a full subscriber: those before
   ///   it did).
+  @inlinable
   public func send(_ element: Element) throws {
     try turn.lock()
     defer { turn.unlock() }
-    let mayWait = CoroutineContext.currentUnmanaged != nil
+    let mayWait = CoroutineHandle.isInsideCoroutine
     let (targets, dropped) = try state.withCriticalSection {
       state throws -> ([Subscriber], Element?) in
       if state.isClosed { throw CoChannelError.closed }

@@ -19,8 +19,8 @@ extension CoChannel {
     _ first: CoChannel<A>.Receiver, _ second: CoChannel<B>.Receiver
   ) -> Receiver where Element == (A, B) {
     Receiver(pumpNamed: "Covenant.combineLatest", consuming: [first, second]) { outlet in
-      let firstOnly = [first]
-      let none: [CoChannel<A>.Receiver] = []
+      let firstOnly = PumpInputs<A, B>([first])
+      let none = PumpInputs<A, B>()
       var latestA: A?
       var latestB: B?
       var firstIsOpen = true

@@ -26,7 +26,7 @@ extension CoChannel {
   @inlinable
   public static func merge(_ receivers: [Receiver]) -> Receiver {
     Receiver(pumpNamed: "Covenant.merge", consuming: receivers) { outlet in
-      var live = receivers
+      var live = PumpInputs<Element, Never>(receivers)
       var start = 0
       while !live.isEmpty {
         switch try nextEvent(from: live, and: noReceiver, startingAt: start) {

@@ -17,8 +17,8 @@ extension CoChannel {
     -> Receiver where Element == (A, B)
   {
     Receiver(pumpNamed: "Covenant.zip", consuming: [first, second]) { outlet in
-      let firstOnly = [first]
-      let none: [CoChannel<A>.Receiver] = []
+      let firstOnly = PumpInputs<A, B>([first])
+      let none = PumpInputs<A, B>()
       while true {
         var a: A?
         var b: B?

@@ -27,7 +27,7 @@ extension CoChannel.Receiver {
       outlet in
       let ticker = StreamTicker()
       defer { ticker.disarm() }
-      let upstreamOnly = [upstream]
+      let upstreamOnly = PumpInputs<Element, UInt64>([upstream])
       while let first = try upstream.nextOrClosed() {
         var chunk = [first]
         if count > 1 { ticker.arm(after: period) }

@@ -20,13 +20,14 @@ extension CoChannel.Receiver {
     let outer = self
     return CoChannel<T>.Receiver(pumpNamed: "Covenant.flatMapLatest", consuming: [outer]) {
       outlet in
-      var inner: [CoChannel<T>.Receiver] = []  // the one being read, if any
-      defer { inner.first?.cancel() }
+      var inner = PumpInputs<T, Element>()  // the one being read, if any
+      defer { inner.receivers.first?.cancel() }
       var outerIsOpen = true
       /// Starts reading the inner receiver of `element`, cancelling the one before.
       func switchTo(_ element: Element) {
-        inner.first?.cancel()
-        inner = [transform(element)]
+        inner.receivers.first?.cancel()
+        inner.removeAll()
+        inner.append(transform(element))
       }
       while outerIsOpen || !inner.isEmpty {
         // The outer receiver's slot (inner.count) first: a new element switches at once.
@@ -54,7 +55,7 @@ extension CoChannel.Receiver {
             try outlet.send(element)
           case .failure(let error)?: throw error
           }
-        case .first(_, .failure(.closed)): inner = []
+        case .first(_, .failure(.closed)): inner.removeAll()
         case .first(_, .failure(let error)): throw error
         }
       }

@@ -25,9 +25,9 @@ extension CoChannel.Receiver {
     let outer = self
     return CoChannel<T>.Receiver(pumpNamed: "Covenant.flatMapMerge", consuming: [outer]) {
       outlet in
-      var inners: [CoChannel<T>.Receiver] = []
+      var inners = PumpInputs<T, Element>()
       // However the stage ends, the inner receivers it was reading are its own to cancel.
-      defer { for inner in inners { inner.cancel() } }
+      defer { for inner in inners.receivers { inner.cancel() } }
       var outerIsOpen = true
       var start = 0
       while outerIsOpen || !inners.isEmpty {

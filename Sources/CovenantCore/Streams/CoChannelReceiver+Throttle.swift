@@ -28,7 +28,7 @@ extension CoChannel.Receiver {
       outlet in
       let ticker = StreamTicker()
       defer { ticker.disarm() }
-      let upstreamOnly = [upstream]
+      let upstreamOnly = PumpInputs<Element, UInt64>([upstream])
       while let first = try upstream.nextOrClosed() {
         ticker.arm(after: period)
         try outlet.send(first)

@@ -181,8 +181,7 @@ extension CoChannel.Receiver {
   @inlinable
   convenience init(pump source: PumpReceiving<Element>) {
     self.init(
-      derived: DerivedReceive(receive: { try source.awaitReceive() }, poll: { source.poll() }),
-      source: source)
+      receive: { try source.awaitReceive() }, poll: { source.poll() }, source: source)
   }
 
   /// A receiver whose stage runs `body` in a pump of its own (see `PumpReceiving`), sending to

@@ -76,8 +76,7 @@ public final class StateChannel<Value>: @unchecked Sendable {
     let subscription = StateSubscription(self)
     state.withCriticalSection { $0.doorbells.append(subscription.doorbell) }
     return CoChannel<Value>.Receiver(
-      derived: DerivedReceive(
-        receive: { try subscription.awaitReceive() }, poll: { subscription.poll() }),
+      receive: { try subscription.awaitReceive() }, poll: { subscription.poll() },
       source: subscription)
   }
 

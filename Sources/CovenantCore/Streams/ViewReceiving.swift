@@ -230,7 +230,11 @@ extension CoChannel.Receiver {
   @inlinable
   convenience init<Source: ViewReceiving>(view source: Source) where Source.Element == Element {
     self.init(
-      derived: DerivedReceive(receive: { try source.awaitReceive() }, poll: { source.poll() }),
-      source: source)
+      derivedReceive: { try $0.initializeMemory(as: Element.self, to: source.awaitReceive()) },
+      derivedPoll: { out in
+        guard let element = source.poll() else { return false }
+        out.initializeMemory(as: Element.self, to: element)
+        return true
+      }, source: source)
   }
 }
