@@ -31,9 +31,6 @@ public struct CoChannelSelector<Output> {
   @usableFromInline var defaultBody: (() throws -> Output)?
   @usableFromInline var timeout: SelectTimeout<Output>?
   @usableFromInline let isUnbiased: Bool
-  /// Whether a kept case is a derived receiver's, whose stage may drop what it received (the
-  /// wait then goes on until the timeout's deadline).
-  @usableFromInline var hasStagedCases = false
 
   @inlinable init(unbiased: Bool, room: UnsafeMutableBufferPointer<SelectSlot<Output>>) {
     isUnbiased = unbiased
@@ -166,8 +163,9 @@ public struct CoChannelSelector<Output> {
   ) {
     guard outcome == nil else { return }
     if !isUnbiased, channel.mightCompleteNow(operation),
-      let result = channel.performNow(operation), perform(body, with: result)
+      let result = channel.performNow(operation)
     {
+      outcome = Result { try body.run(with: result) }
       return
     }
     SelectSlotOperations.initialize(
@@ -193,28 +191,12 @@ public struct CoChannelSelector<Output> {
     _ receiver: CoChannel<Element>.Receiver, _ body: SelectCaseBody<Element, Output>
   ) {
     if !isUnbiased || receiver.source.holdsReadyOutcome,
-      let result = receiver.source.receiveNow(), perform(body, with: result)
+      let result = receiver.source.receiveNow()
     {
+      outcome = Result { try body.run(with: result) }
       return
     }
     receiver.source.initializeSelectSlot(slots.appendUninitialized(), body)
-    hasStagedCases = true
-  }
-
-  /// Runs `body` for the outcome of a case performed while adding it, and keeps what it
-  /// returns or throws as the select's outcome; `false` if the body's stage dropped the element
-  /// (the case was not performed after all).
-  @inlinable
-  mutating func perform<Value>(
-    _ body: SelectCaseBody<Value, Output>, with result: Result<Value, CoChannelError>
-  ) -> Bool {
-    do {
-      guard let output = try body.run(with: result) else { return false }
-      outcome = .success(output)
-    } catch {
-      outcome = .failure(error)
-    }
-    return true
   }
 
   /// Completes the select once every case has been added: the case performed while adding,
@@ -229,9 +211,7 @@ public struct CoChannelSelector<Output> {
       return try defaultBody()
     }
     guard let timeout else { return try slots.wait(timeout: .never).unsafelyUnwrapped }
-    if let output = try slots.wait(timeout: timeout.interval, hasStagedCases: hasStagedCases) {
-      return output
-    }
+    if let output = try slots.wait(timeout: timeout.interval) { return output }
     slots.discardAll()
     return try timeout.body()
   }

@@ -7,23 +7,27 @@ enum SelectCaseBody<Value, Output> {
   case result((Result<Value, CoChannelError>) throws -> Output)
   /// `onSend`: nothing; an error outcome is thrown by `select` instead.
   case plain(() throws -> Output)
-  /// A receive case on a derived receiver, kept on the channel it reads from: the stage runs on
-  /// the outcome, then the case's own body. `nil` when the stage dropped the element (a
-  /// `filter` that rejected it): the case was not performed after all, and the select goes on
-  /// waiting.
-  case staged((Result<Value, CoChannelError>) throws -> Output?)
 
-  /// Runs the body for `outcome`; `nil` if a stage dropped the element (only a `staged` body
-  /// returns `nil`).
-  @inlinable
-  func run(with outcome: Result<Value, CoChannelError>) throws -> Output? {
+  /// Runs the body for `outcome`. (Always inlined: small, and on `select`'s fast path, where
+  /// the inliner, counting every specialization in a client, may otherwise leave it a call.)
+  @inlinable @inline(__always)
+  func run(with outcome: Result<Value, CoChannelError>) throws -> Output {
     switch self {
     case .value(let body): return try body(outcome.get())
     case .result(let body): return try body(outcome)
     case .plain(let body):
       _ = try outcome.get()
       return try body()
-    case .staged(let body): return try body(outcome)
     }
   }
+}
+
+/// What the body of a case kept on behalf of a derived receiver throws when the receiver's
+/// stage dropped what the case received (a `filter` that rejected it): the case was not
+/// performed after all, and the select goes on (`SelectSlotOperations.complete` answers `nil`).
+/// Only those bodies throw it, and only kept cases run them, so `select`'s fast path (a case
+/// performed as it is added) never meets it.
+@usableFromInline
+struct StageDroppedElement: Error {
+  @inlinable init() {}
 }

@@ -168,6 +168,10 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     } else {
       outcome = payload.operation.outcome(of: waiterObject(slot.pointee.waiter.unsafelyUnwrapped))
     }
-    return try payload.body.run(with: outcome)
+    do {
+      return try payload.body.run(with: outcome)
+    } catch is StageDroppedElement {
+      return nil  // a derived receiver's stage dropped what the case received
+    }
   }
 }

@@ -44,19 +44,18 @@ extension SelectSlots {
   ///   `CoroutineError.canceled` if the coroutine is cancelled first (no case is then
   ///   performed).
   ///
-  /// `hasStagedCases`: whether a case is a derived receiver's, whose stage may drop what the
-  /// case received; the select then goes on waiting, for what is left of `timeout` (measured on
-  /// the scheduler's clock, read only for such selects).
-  @inlinable
-  func wait(timeout: DispatchTimeInterval, hasStagedCases: Bool = false) throws -> Output? {
+  /// A case of a derived receiver whose stage drops what the case received (a `filter`) makes
+  /// the select go on waiting, for what is left of `timeout`: the start is read on the clock of
+  /// the scheduler's timers when the select first waits with a timeout.
+  @inlinable @inline(never)  // specialized, but kept out of `select`'s fast path
+  func wait(timeout: DispatchTimeInterval) throws -> Output? {
     // fatalError, not precondition: an optimized build drops a precondition's message.
     if count == 0, case .never = timeout {
       fatalError("CoChannel.select needs at least one case, a default or a timeout")
     }
     let coroutine = try CoroutineHandle.current()
     var timeout = timeout
-    // For a select whose stages may make it wait again.
-    let deadline = hasStagedCases ? SelectDeadline(timeout, from: coroutine) : nil
+    let deadline = SelectDeadline(timeout, from: coroutine)
     while true {
       // A retry after a stale case (below) waits for the whole interval again: a race that
       // leaves no time to speak of.
@@ -85,7 +84,7 @@ extension SelectSlots {
         if let output = try winner.pointee.complete(winner, false) { return output }
         // The winner was a derived receiver whose stage dropped the element it received (a
         // `filter` that rejected it): nothing was performed, wait again, until the deadline.
-        if let deadline { timeout = deadline.remaining(for: coroutine) }
+        timeout = deadline.remaining(for: coroutine)
         continue
       }
       if timedOut { return nil }

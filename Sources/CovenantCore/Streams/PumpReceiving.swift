@@ -141,7 +141,7 @@ final class PumpReceiving<Element>: ChannelReceiving, @unchecked Sendable {
     startIfNeeded()
     let outlet = outlet
     outlet.channel.initializeSelectSlot(
-      slot, .staged { try body.run(with: $0.mapError(outlet.ending)) })
+      slot, .result { try body.run(with: $0.mapError(outlet.ending)) })
   }
 
   @usableFromInline var holdsReadyOutcome: Bool { !undelivered.isEmpty }

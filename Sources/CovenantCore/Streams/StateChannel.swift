@@ -203,10 +203,11 @@ final class StateSubscription<Value>: ChannelReceiving, @unchecked Sendable {
   ) {
     doorbell.initializeSelectSlot(
       slot,
-      .staged { [self] ring in
+      .result { [self] ring in
         switch ring {
         case .success:
-          guard let value = takeNew() else { return nil }  // a repeat: wait again
+          // A repeat: the case was not performed, the select goes on waiting.
+          guard let value = takeNew() else { throw StageDroppedElement() }
           return try body.run(with: .success(value))
         case .failure(let error): return try body.run(with: .failure(error))
         }

@@ -173,11 +173,11 @@ extension ViewReceiving {
   ) {
     base.source.initializeSelectSlot(
       slot,
-      .staged { [self] upstream in
+      .result { [self] upstream in
         switch process(upstream) {
         case .element(let output): return try body.run(with: .success(output))
         case .end(let error): return try body.run(with: .failure(error))
-        case .skip: return nil
+        case .skip: throw StageDroppedElement()
         }
       })
   }
