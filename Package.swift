@@ -16,14 +16,18 @@ let package = Package(
   ],
   targets: [
     // No unsafe flags anywhere: the package must stay usable as a remote dependency.
+    // The context switch, stacks, fibers, snapshots: C and assembly, usable from C alone.
     .target(name: "CCoroutineContext"),
+    // The C only the Swift layer needs (atomics, thread-local slot access, direct dispatch,
+    // ThreadSanitizer annotations), above CCoroutineContext.
+    .target(name: "CCovenantShims", dependencies: ["CCoroutineContext"]),
     // Promises, coroutines, futures, channels, scopes, generators, actors and the Swift
     // concurrency bridges, without Foundation.
     // `RawLayout` (an experimental feature, not an unsafe flag: remote dependents may use it)
     // gives the lock-and-atomics layer (Atomics/) storage with a stable address, inline.
     .target(
       name: "CovenantCore",
-      dependencies: ["CCoroutineContext"],
+      dependencies: ["CCoroutineContext", "CCovenantShims"],
       swiftSettings: [.swiftLanguageMode(.v6), .enableExperimentalFeature("RawLayout")]
     ),
     // The pieces that need Foundation: `RunLoop`/`OperationQueue` schedulers, `waitForPromises`,
@@ -62,13 +66,21 @@ let package = Package(
     ),
     .testTarget(
       name: "CovenantTests",
-      dependencies: ["Covenant", "CovenantTesting", "CCoroutineContext", "CovenantModel"],
+      dependencies: [
+        "Covenant", "CovenantTesting", "CCoroutineContext", "CCovenantShims", "CovenantModel",
+      ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .testTarget(
       name: "CovenantSwift5Tests",
       dependencies: ["Covenant", "CovenantTesting"],
       swiftSettings: [.swiftLanguageMode(.v5)]
+    ),
+    // URLSession futures against a local HTTP server on a real socket.
+    .testTarget(
+      name: "CovenantFoundationTests",
+      dependencies: ["Covenant", "CovenantTesting"],
+      swiftSettings: [.swiftLanguageMode(.v6)]
     ),
     .testTarget(
       name: "CovenantTestingTests",

@@ -16,9 +16,11 @@ section "concurrency checking of client code"
 
 swift build >/dev/null
 bin=$(swift build --show-bin-path)
-modulemap=$bin/CCoroutineContext.build/module.modulemap
+# CovenantCore imports the two C modules: the client's typecheck must find them too.
 flags=(-typecheck -I "$bin/Modules" -I Sources/CCoroutineContext/include
-  -Xcc "-fmodule-map-file=$modulemap")
+  -I Sources/CCovenantShims/include
+  -Xcc "-fmodule-map-file=$bin/CCoroutineContext.build/module.modulemap"
+  -Xcc "-fmodule-map-file=$bin/CCovenantShims.build/module.modulemap")
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Footprint check of CI (called by .ci/run): the Foundation-free core stays Foundation-free.
 #
-# The requirement (SPEC §1.1): the code a server links — CovenantCore — does not load
-# Foundation. .ci/footprint holds two release programs doing the same small piece of work,
-# through CovenantCore and through Dispatch alone. The gates:
+# The requirement (Architecture.md, "Why a Foundation-free core"): the code a server links —
+# CovenantCore — does not load Foundation. .ci/footprint holds two release programs doing the
+# same small piece of work, through CovenantCore and through Dispatch alone. The gates:
 #   1. `ldd FootprintCore` names no Foundation or ICU library (`otool -L` on macOS);
 #   2. FootprintCore, running, has no Foundation or ICU library mapped (/proc/self/maps: this
 #      also catches a `dlopen`, which `ldd` cannot see);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Leak check (issue 11, item 6) with LeakSanitizer (swift's -sanitize=address, detect_leaks=1):
+# Leak check (CONTRIBUTING.md, "Sanitizer runs are clean") with LeakSanitizer (swift's -sanitize=address, detect_leaks=1):
 #   1. the soak, briefly: every coroutine, promise and channel it made has finished when it
 #      exits, so ANY leak with a Covenant frame fails the check;
 #   2. the example program (README's): it returns from main while its actor coroutine may still
@@ -7,7 +7,7 @@
 #      shown but not counted: a Swift weak-reference side table (the object's header stores its
 #      pointer encoded, which LeakSanitizer cannot follow) and a coroutine's wake-up block in
 #      flight (`_Block_copy` under `scheduleTask`). Any other leak with a Covenant frame fails.
-# Coroutine stacks are registered with LeakSanitizer as root regions in ASan builds (stack.c),
+# Coroutine stacks are registered with LeakSanitizer as root regions in ASan builds (stack_pool.c),
 # so objects held by suspended coroutines and generators are not reported.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ swift build --sanitize=address --scratch-path "$scratch" --product CovenantExamp
 bin="$scratch/debug"
 
 # Prints the leak reports that count: those with a frame in a Covenant module or in
-# CCoroutineContext, minus (with --allow-at-exit) the two alive-at-exit kinds described above.
+# the C modules, minus (with --allow-at-exit) the two alive-at-exit kinds described above.
 # Swift frames are symbolized mangled: `$s` + the module name's length + the name, so
 # `\$s[0-9]+Covenant` matches every module of the package (CovenantCore, CovenantFoundation,
 # Covenant, CovenantTesting, CovenantModel, CovenantSoak, CovenantExample), however the package
@@ -30,7 +30,7 @@ covenant_leaks() {
     inside { block = block $0 "\n" }
     END { if (inside) check() }
     function check() {
-      if (block !~ /\$s[0-9]+Covenant|Sources\/(Covenant[A-Za-z]*|CCoroutineContext)\//) return
+      if (block !~ /\$s[0-9]+Covenant|Sources\/(Covenant[A-Za-z]*|CCoroutineContext|CCovenantShims)\//) return
       if (allow == "yes" && block ~ /formWeakReference/) return
       if (allow == "yes" && block ~ /_Block_copy[^\n]*\n[^\n]*CoroutineContextC12scheduleTask/) return
       printf "%s\n", block

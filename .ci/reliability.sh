@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Reliability checks of issue 11 that are not XCTest tests (those — model programs, stress,
+# Reliability checks (README, "the soak") that are not XCTest tests (those — model programs, stress,
 # fault injection, misuse — run with the suite, also under ThreadSanitizer, in .ci/run):
 #   1. a short soak: random model programs + stress mix in release mode, memory bound checked;
 #   2. a leak check of the example program (README's other command) under LeakSanitizer.
-# The long local run is `swift run -c release CovenantSoak --seconds 600` (README/issue 11).
+# The long local run is `swift run -c release CovenantSoak --seconds 600` (README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .ci/lib.sh

@@ -1,7 +1,7 @@
 // Workloads of Benchmarks/AtomicsMicro/run.sh: `Micro <side>-<workload> <n>` runs n operations
 // (callgrind subtracts an n run from a 2n run); `Micro contended <n>` times a contended lock.
 import Atomics
-import CCoroutineContext
+import CCovenantShims
 import Dispatch
 import Synchronization
 

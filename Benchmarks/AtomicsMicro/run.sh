@@ -15,6 +15,7 @@ layer=$(ls -d "$root"/Sources/*/Atomics | head -1)
 work="$root/.build-atomics-micro"
 mkdir -p "$work/Sources/Micro"
 ln -sfn "$root/Sources/CCoroutineContext" "$work/Sources/CCoroutineContext"
+ln -sfn "$root/Sources/CCovenantShims" "$work/Sources/CCovenantShims"
 ln -sfn "$layer" "$work/Sources/Atomics"
 cp "$here/main.swift" "$work/Sources/Micro/main.swift"
 cat >"$work/Package.swift" <<'MANIFEST'
@@ -25,11 +26,12 @@ let package = Package(
   platforms: [.macOS(.v15)],
   targets: [
     .target(name: "CCoroutineContext"),
+    .target(name: "CCovenantShims", dependencies: ["CCoroutineContext"]),
     .target(
-      name: "Atomics", dependencies: ["CCoroutineContext"],
+      name: "Atomics", dependencies: ["CCoroutineContext", "CCovenantShims"],
       swiftSettings: [.swiftLanguageMode(.v6), .enableExperimentalFeature("RawLayout")]),
     .executableTarget(
-      name: "Micro", dependencies: ["Atomics", "CCoroutineContext"],
+      name: "Micro", dependencies: ["Atomics", "CCovenantShims"],
       swiftSettings: [.swiftLanguageMode(.v6)]),
   ]
 )

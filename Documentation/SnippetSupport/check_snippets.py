@@ -14,7 +14,9 @@ highlight it):
   <!-- snippet: top -->         file-scope code (types, extensions, functions, test classes)
   <!-- snippet: run -->         statements, compiled and run inside a coroutine on a global
                                 queue; each `// prints: TEXT` is one expected line of stdout
-  <!-- snippet: manifest -->    a whole Package.swift; checked with `swift package dump-package`
+  <!-- snippet: manifest -->    a whole Package.swift; checked with `swift package dump-package`,
+                                and one that depends on Covenant by path is resolved against a
+                                copy of this checkout in a folder not named `Covenant`
   <!-- snippet: peer -->        another library's code (a migration guide's "before" side): not
                                 compiled
   <!-- snippet: compat -->      needs overloads still on another branch: built (and run) apart;
@@ -212,13 +214,46 @@ def swift_build(extra, log):
 
 def check_manifest(block):
     with tempfile.TemporaryDirectory() as tmp:
-        with open(os.path.join(tmp, "Package.swift"), "w") as f:
-            f.write(block.code + "\n")
-        r = subprocess.run(["swift", "package", "--package-path", tmp, "dump-package"],
+        app = os.path.join(tmp, "app")
+        os.makedirs(app)
+        code = block.code + "\n"
+        with open(os.path.join(app, "Package.swift"), "w") as f:
+            f.write(code)
+        r = subprocess.run(["swift", "package", "--package-path", app, "dump-package"],
                            capture_output=True, text=True)
         if r.returncode != 0:
             print(f"{block.where}: manifest does not parse:\n{r.stdout}{r.stderr}")
             return False
+        return resolves_covenant_by_path(block, tmp, app, code)
+
+
+def resolves_covenant_by_path(block, tmp, app, code):
+    """A manifest that depends on Covenant by path must work whatever the checkout's folder is
+    called (with `path:` alone, SwiftPM names the package after the folder, and
+    `.product(…, package: "Covenant")` is not found): resolve it against a copy of this checkout
+    in `covenant-checkout/`, with empty sources for its own targets."""
+    paths = re.findall(r'\.package\([^)]*\bpath:\s*"([^"]+)"', code)
+    if not paths:
+        return True
+    checkout = os.path.join(tmp, "covenant-checkout")
+    os.makedirs(checkout)
+    shutil.copy(os.path.join(COVENANT, "Package.swift"), checkout)
+    for part in ("Sources", "Tests"):
+        shutil.copytree(os.path.join(COVENANT, part), os.path.join(checkout, part), symlinks=True)
+    for path in paths:
+        code = code.replace(f'path: "{path}"', 'path: "../covenant-checkout"')
+    with open(os.path.join(app, "Package.swift"), "w") as f:
+        f.write(code)
+    for kind, name in re.findall(r'\.(target|testTarget|executableTarget)\(\s*name:\s*"(\w+)"', code):
+        folder = os.path.join(app, "Tests" if kind == "testTarget" else "Sources", name)
+        os.makedirs(folder, exist_ok=True)
+        open(os.path.join(folder, name + ".swift"), "w").close()
+    r = subprocess.run(["swift", "package", "--package-path", app, "describe"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"{block.where}: manifest does not resolve with Covenant checked out in a folder "
+              f"of another name:\n{r.stdout}{r.stderr}")
+        return False
     return True
 
 

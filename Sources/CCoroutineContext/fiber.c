@@ -3,16 +3,25 @@
 //
 // A dedicated fiber's record lives at the top of its own stack (no separate allocation); a
 // shared-stack fiber's record is a small heap block (fiber_record.c) and its stack is one of its
-// group's (shared_stack.c). Resume and suspend of a dedicated fiber take no locks, make no
-// system calls and allocate nothing; a shared fiber adds one compare-and-swap on each side of
-// the switch while its frames stay in place.
+// group's (stack_group.c, shared_stack.c). Resume and suspend of a dedicated fiber take no
+// locks, make no system calls and allocate nothing; a shared fiber adds one compare-and-swap on
+// each side of the switch while its frames stay in place.
+//
+// The thread-local slots (CCoroutineContext.h) are defined here: the switch keeps
+// COV_TLS_SLOT_PER_STACK with the stack that runs (saved on resume, given back on suspension
+// and exit).
 //
 // Threads: a fiber runs on the thread that resumes it. A suspended fiber may be resumed on any
 // thread, but by one resumer at a time, and only after the cov_fiber_resume that ran it before
 // has returned (that return is what proves the suspension is complete).
 
-#include "CCoroutineContext.h"
 #include "cov_internal.h"
+#include "diagnostics.h"
+#include "fiber_record.h"
+#include "overflow.h"
+#include "shared_stack.h"
+#include "stack_group.h"
+#include "switch.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -76,12 +85,6 @@ void __tsan_release(void *address);
 
 // MARK: - State
 
-// A dedicated fiber's record and stack descriptor sit below the top of its stack, 64-aligned:
-// keep them within the documented 256 bytes.
-_Static_assert(sizeof(cov_fiber_t) + sizeof(cov_stack_t) + 63 <= 256, "fiber record too large");
-_Static_assert(sizeof(cov_fiber_t) % _Alignof(cov_stack_t) == 0, "stack descriptor misaligned");
-_Static_assert(sizeof(bool) == 1, "the flags of a fiber are tested as one 32-bit word");
-
 COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
 
 typedef struct {
@@ -94,19 +97,6 @@ typedef struct {
 } thread_state_t;
 
 static COV_TLS thread_state_t thread_state;
-
-void cov_warn(const char *message) {
-  static const char prefix[] = "Covenant: ";
-  ssize_t ignored = write(STDERR_FILENO, prefix, sizeof prefix - 1);
-  ignored = write(STDERR_FILENO, message, strlen(message));
-  ignored = write(STDERR_FILENO, "\n", 1);
-  (void)ignored;
-}
-
-void cov_fatal(const char *message) {
-  cov_warn(message);
-  abort();
-}
 
 static __attribute__((noreturn, cold)) void misuse(const char *message) {
   char text[160] = "fiber misuse: ";
@@ -122,17 +112,26 @@ static __attribute__((noinline)) thread_state_t *fresh_thread_state(void) {
   return &thread_state;
 }
 
-const cov_stack_t *cov_fiber_stack(const cov_fiber_t *fiber) {
-  static const cov_stack_t none;
-  if (!fiber->is_shared) return cov_own_stack(fiber);
-  return fiber->bound ? &fiber->shared.stack->stack : &none;
-}
-
 // The thread-local slots as seen from code that may run on another thread than earlier in the
 // same function (see fresh_thread_state).
 static __attribute__((noinline)) void **fresh_tls_slots(void) {
   __asm__ volatile("" ::: "memory");
   return cov_tls_slots;
+}
+
+// MARK: - For the overflow handler
+
+// Async-signal-safe: whether `address` lies in the guard region of the fiber running on the
+// calling thread; sets *stack_size if so (overflow.c asks it through its hook).
+static int in_current_guard(uintptr_t address, size_t *stack_size) {
+  cov_fiber_t *fiber = thread_state.current;
+  if (!fiber) return 0;
+  const cov_stack_t *stack = cov_fiber_stack(fiber);
+  uintptr_t low = (uintptr_t)stack->guard;
+  uintptr_t high = (uintptr_t)stack->base;
+  if (address < low || address >= high) return 0;
+  *stack_size = stack->size;
+  return 1;
 }
 
 // MARK: - Entry
@@ -155,7 +154,7 @@ static void fiber_main(cov_transfer_t transfer) {
 static void leave_finished_fiber(cov_fiber_t *fiber) {
   thread_state_t *state = fresh_thread_state();
   state->current = fiber->previous;
-  fresh_tls_slots()[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
+  fresh_tls_slots()[COV_TLS_SLOT_PER_STACK] = fiber->resumer_stack_local;
   fiber->running = false;
   fiber->finished = true;
   COV_EXCLUSIVITY_EXIT(fiber);
@@ -250,11 +249,11 @@ cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks
   do {                                                                           \
     (fiber)->previous = (state)->current;                                        \
     (state)->current = (fiber);                                                  \
-    (fiber)->resumer_resolution = cov_tls_slots[COV_TLS_SLOT_RESOLUTION];        \
+    (fiber)->resumer_stack_local = cov_tls_slots[COV_TLS_SLOT_PER_STACK];        \
     (fiber)->started = true;                                                     \
-    (fiber)->running = true;               \
-    COV_EXCLUSIVITY_ENTER(fiber);          \
-    COV_TSAN_SWITCH_IN(fiber);             \
+    (fiber)->running = true;                                                     \
+    COV_EXCLUSIVITY_ENTER(fiber);                                                \
+    COV_TSAN_SWITCH_IN(fiber);                                                   \
   } while (0)
 
 // A shared fiber: its frames are put in place first (or it is parked), and after it switched
@@ -299,6 +298,7 @@ static __attribute__((noinline)) int resume_shared(cov_fiber_t *fiber) {
 int cov_fiber_resume(cov_fiber_t *fiber) {
   thread_state_t *state = &thread_state;
   if (__builtin_expect(!state->overflow_ready, 0)) {
+    cov_overflow_set_current_guard_lookup(in_current_guard);
     cov_overflow_handler_install();
     state->overflow_ready = true;
   }
@@ -331,7 +331,7 @@ void cov_fiber_suspend(void) {
   if (fiber->is_shared) cov_shared_check_depth(fiber, (uintptr_t)__builtin_frame_address(0));
 
   state->current = fiber->previous;
-  cov_tls_slots[COV_TLS_SLOT_RESOLUTION] = fiber->resumer_resolution;
+  cov_tls_slots[COV_TLS_SLOT_PER_STACK] = fiber->resumer_stack_local;
   fiber->running = false;
   COV_EXCLUSIVITY_EXIT(fiber);
   cov_fcontext_t resumer = fiber->resumer;  // read before the hand-over, as the rest
@@ -353,10 +353,6 @@ void cov_fiber_suspend(void) {
 #endif
 }
 
-int cov_fiber_is_finished(const cov_fiber_t *fiber) { return fiber->finished; }
-
-int cov_fiber_is_shared(const cov_fiber_t *fiber) { return fiber->is_shared; }
-
 void cov_fiber_destroy(cov_fiber_t *fiber) {
   if (!fiber) return;
   COV_TSAN_HANDOVER_IN(fiber);
@@ -376,57 +372,7 @@ void cov_fiber_destroy(cov_fiber_t *fiber) {
 
 cov_fiber_t *cov_fiber_current(void) { return thread_state.current; }
 
-size_t cov_fiber_stack_size(const cov_fiber_t *fiber) { return cov_fiber_stack(fiber)->size; }
-
-void *cov_fiber_stack_base(const cov_fiber_t *fiber) { return cov_fiber_stack(fiber)->base; }
-
 void cov_fiber_set_exclusivity_tracking(cov_fiber_t *fiber, int enabled) {
   if (fiber->started && !fiber->finished) misuse("exclusivity tracking changed on a started fiber");
   fiber->track_exclusivity = enabled != 0;
-}
-
-void *cov_tls_load(int slot) { return cov_tls_slots[slot]; }
-
-void cov_tls_store(int slot, void *value) { cov_tls_slots[slot] = value; }
-
-// MARK: - Frames, for debuggers and snapshots
-
-int cov_fiber_frames(const cov_fiber_t *fiber, cov_fiber_frames_t *out) {
-  const cov_stack_t *stack = cov_fiber_stack(fiber);
-  memset(out, 0, sizeof *out);
-  out->stack_low = stack->base;
-  out->stack_high = stack->base ? (char *)stack->base + stack->size : NULL;
-  out->shared = fiber->is_shared;
-  if (!fiber->started || fiber->running || fiber->finished) return 0;
-  out->sp = fiber->context;
-  if (fiber->is_shared && fiber->shared.saved_size > 0) {
-    out->bytes = fiber->shared.saved;
-    out->copied_out = 1;
-  } else {
-    out->bytes = fiber->context;
-  }
-  return 1;
-}
-
-size_t cov_fiber_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
-                             cov_fiber_frames_t *out) {
-  if (fiber->is_shared) return cov_shared_copy_frames(fiber, buffer, capacity, out);
-  if (!cov_fiber_frames(fiber, out)) return 0;
-  size_t used = (size_t)((const char *)out->stack_high - (const char *)out->sp);
-  cov_copy_stack_bytes(buffer, out->bytes, used < capacity ? used : capacity);
-  out->bytes = buffer;
-  return used;
-}
-
-// MARK: - For the overflow handler
-
-int cov_fiber_guard_hit(uintptr_t address, size_t *stack_size) {
-  cov_fiber_t *fiber = thread_state.current;
-  if (!fiber) return 0;
-  const cov_stack_t *stack = cov_fiber_stack(fiber);
-  uintptr_t low = (uintptr_t)stack->guard;
-  uintptr_t high = (uintptr_t)stack->base;
-  if (address < low || address >= high) return 0;
-  *stack_size = stack->size;
-  return 1;
 }

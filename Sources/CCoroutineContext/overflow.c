@@ -1,13 +1,19 @@
 // Stack-overflow diagnostics: a SIGSEGV/SIGBUS handler, running on a per-thread alternate signal
 // stack, that recognises faults in a coroutine stack's guard region, prints one line to stderr
 // and then lets the fault take its usual course (chaining any handler installed before ours).
+//
+// A fault is looked up first in the guard of the stack running on the faulting thread, through
+// the hook the fiber layer sets (cov_overflow_set_current_guard_lookup: this file is below it
+// and does not call it by name), then among every guard region the stack mappings know of.
 
 #if defined(__linux__) && !defined(_GNU_SOURCE)
 #define _GNU_SOURCE
 #endif
 
-#include "CCoroutineContext.h"
-#include "cov_internal.h"
+#include "overflow.h"
+
+#include "diagnostics.h"
+#include "stack_map.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,6 +35,11 @@ static struct sigaction previous_bus;
 static pthread_key_t alt_stack_key;
 static bool alt_stack_key_ok;
 static COV_TLS bool thread_ready;
+static int (*_Atomic current_guard_lookup)(uintptr_t address, size_t *stack_size);
+
+void cov_overflow_set_current_guard_lookup(int (*lookup)(uintptr_t address, size_t *stack_size)) {
+  atomic_store_explicit(&current_guard_lookup, lookup, memory_order_release);
+}
 
 // MARK: - Reporting (async-signal-safe)
 
@@ -79,7 +90,10 @@ static void handle_fault(int signal_number, siginfo_t *info, void *context) {
   if (info && info->si_code > 0) {
     uintptr_t address = (uintptr_t)info->si_addr;
     size_t stack_size = 0;
-    if (cov_fiber_guard_hit(address, &stack_size) || cov_stack_guard_lookup(address, &stack_size))
+    int (*in_current_guard)(uintptr_t, size_t *) =
+        atomic_load_explicit(&current_guard_lookup, memory_order_acquire);
+    if ((in_current_guard && in_current_guard(address, &stack_size)) ||
+        cov_stack_guard_lookup(address, &stack_size))
       report_overflow(stack_size);
   }
   const struct sigaction *previous = signal_number == SIGBUS ? &previous_bus : &previous_segv;

@@ -7,9 +7,10 @@
 // stable for the life of the process. Serial numbers come from one counter (fetch-add), so they
 // follow registration order across threads.
 
-#include "cov_registry.h"
-#include "CCoroutineContext.h"
-#include "cov_internal.h"
+#include "registry.h"
+
+#include "diagnostics.h"
+#include "thread_exit.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -156,10 +157,10 @@ static cov_registry_slot_list_t take_magazine(void) {
 }
 _Static_assert(CHUNK_ENTRIES % BATCH == 0, "magazines must not straddle chunks");
 
-// At thread exit (lifecycle.c): the thread's magazines go back to the global store (if it cannot
-// take them, they stay here, lost with the thread), and the cache counts as unarmed, so that a
-// slot given back later in the thread's exit arms the hook again.
-void cov_registry_cache_flush(void) {
+// At thread exit (thread_exit.c): the thread's magazines go back to the global store (if it
+// cannot take them, they stay here, lost with the thread), and the cache counts as unarmed, so
+// that a slot given back later in the thread's exit arms the hook again.
+static void flush_slot_cache(void) {
   slot_cache.limit = 0;
   if (slot_cache.take != COV_REGISTRY_NO_SLOT) {
     cov_registry_slot_list_t take = {slot_cache.take, 0};
@@ -174,7 +175,7 @@ void cov_registry_cache_flush(void) {
 // The thread-exit hook will give the cache back.
 static void arm_cache(void) {
   // (If the hook cannot be armed, slots are still cached: lost when the thread exits.)
-  cov_thread_exit_arm();
+  cov_thread_exit_arm(flush_slot_cache);
   slot_cache.limit = BATCH;
 }
 
@@ -248,7 +249,22 @@ uint64_t cov_registry_overflow_count(void) {
   return atomic_load_explicit(&overflow_count, memory_order_relaxed);
 }
 
-unsigned cov_registry_test_growth_failures(int force) __attribute__((visibility("hidden")));
+uint64_t cov_registry_live_count(void) {
+  cov_lock_lock(&table_lock);
+  uint32_t end = carved;
+  cov_lock_unlock(&table_lock);
+  uint64_t live = 0;
+  for (uint32_t first = 0; first < end; first += CHUNK_ENTRIES) {
+    cov_registry_entry_t *entries = atomic_load_explicit(
+        &cov_registry_chunks[first >> COV_REGISTRY_CHUNK_SHIFT], memory_order_acquire);
+    if (!entries) continue;
+    uint32_t count = end - first < CHUNK_ENTRIES ? end - first : CHUNK_ENTRIES;
+    for (uint32_t i = 0; i < count; i++)
+      live += atomic_load_explicit(&entries[i].object, memory_order_relaxed) != 0;
+  }
+  return live;
+}
+
 unsigned cov_registry_test_growth_failures(int force) {
   atomic_store_explicit(&growth_failure_forced, force, memory_order_relaxed);
   cov_lock_lock(&table_lock);

@@ -1,11 +1,9 @@
 /*
  * Covenant context switch for arm64, AAPCS64 (Linux ELF and Apple Mach-O).
  *
- * A suspended context is the stack pointer at which this frame was saved (160 bytes, 16-aligned):
- *
- *   0x00  d8  d9    0x10  d10 d11   0x20  d12 d13   0x30  d14 d15
- *   0x40  x19 x20   0x50  x21 x22   0x60  x23 x24   0x70  x25 x26   0x80  x27 x28
- *   0x90  x29 (fp)  x30 (lr: where the context continues)
+ * A suspended context is the stack pointer at which the switch saved d8-d15, x19-x28, x29 (fp)
+ * and x30 (lr: where the context continues): the frame whose layout, and the macros that save
+ * and restore it, are in switch.h (also read by the frame walker, frames.c).
  *
  * cov_transfer_t cov_jump_fcontext(cov_fcontext_t to, void *data);
  *   in: x0 = to, x1 = data.  out (in the resumed context): x0:x1 = {from, data}; a fresh context
@@ -19,6 +17,8 @@
  */
 
 #if defined(__aarch64__)
+
+#include "switch.h"
 
 #if defined(__APPLE__)
 #define COV_SYM(name) _##name
@@ -49,32 +49,12 @@
 COV_SYM(cov_jump_fcontext):
 COV_SYM(cov_jump_fcontext_hidden):
   COV_BTI_C
-  sub     sp, sp, #0xa0
-  stp     d8,  d9,  [sp, #0x00]
-  stp     d10, d11, [sp, #0x10]
-  stp     d12, d13, [sp, #0x20]
-  stp     d14, d15, [sp, #0x30]
-  stp     x19, x20, [sp, #0x40]
-  stp     x21, x22, [sp, #0x50]
-  stp     x23, x24, [sp, #0x60]
-  stp     x25, x26, [sp, #0x70]
-  stp     x27, x28, [sp, #0x80]
-  stp     x29, x30, [sp, #0x90]
+  COV_SAVE_CONTEXT
 
   mov     x2, sp                 // the context we leave: delivered as transfer.from
   mov     sp, x0                 // the context we enter
 
-  ldp     d8,  d9,  [sp, #0x00]
-  ldp     d10, d11, [sp, #0x10]
-  ldp     d12, d13, [sp, #0x20]
-  ldp     d14, d15, [sp, #0x30]
-  ldp     x19, x20, [sp, #0x40]
-  ldp     x21, x22, [sp, #0x50]
-  ldp     x23, x24, [sp, #0x60]
-  ldp     x25, x26, [sp, #0x70]
-  ldp     x27, x28, [sp, #0x80]
-  ldp     x29, x30, [sp, #0x90]
-  add     sp, sp, #0xa0
+  COV_RESTORE_CONTEXT
 
   mov     x0, x2                 // x0:x1 = {from, data}: return value and first argument
   ret
@@ -99,33 +79,13 @@ COV_SYM(cov_jump_fcontext_hidden):
   .p2align 4
 COV_SYM(cov_fiber_switch_hidden):
   COV_BTI_C
-  sub     sp, sp, #0xa0
-  stp     d8,  d9,  [sp, #0x00]
-  stp     d10, d11, [sp, #0x10]
-  stp     d12, d13, [sp, #0x20]
-  stp     d14, d15, [sp, #0x30]
-  stp     x19, x20, [sp, #0x40]
-  stp     x21, x22, [sp, #0x50]
-  stp     x23, x24, [sp, #0x60]
-  stp     x25, x26, [sp, #0x70]
-  stp     x27, x28, [sp, #0x80]
-  stp     x29, x30, [sp, #0x90]
+  COV_SAVE_CONTEXT
 
   mov     x3, sp
   str     x3, [x0]               // *save = the context we leave
   mov     sp, x1
 
-  ldp     d8,  d9,  [sp, #0x00]
-  ldp     d10, d11, [sp, #0x10]
-  ldp     d12, d13, [sp, #0x20]
-  ldp     d14, d15, [sp, #0x30]
-  ldp     x19, x20, [sp, #0x40]
-  ldp     x21, x22, [sp, #0x50]
-  ldp     x23, x24, [sp, #0x60]
-  ldp     x25, x26, [sp, #0x70]
-  ldp     x27, x28, [sp, #0x80]
-  ldp     x29, x30, [sp, #0x90]
-  add     sp, sp, #0xa0
+  COV_RESTORE_CONTEXT
 
   mov     x0, x2                 // data: the return value, and x0:x1 of a fresh context
   mov     x1, x2
@@ -148,10 +108,10 @@ COV_SYM(cov_make_fcontext):
 COV_SYM(cov_make_fcontext_hidden):
   COV_BTI_C
   and     x0, x0, #~0xf          // 16-aligned top of stack
-  sub     x0, x0, #0xa0          // room for one saved frame; after the jump sp == top
-  str     x2, [x0, #0x40]        // x19 = entry
+  sub     x0, x0, #COV_FRAME_SIZE       // one saved frame; after the jump sp == top
+  str     x2, [x0, #COV_FRAME_X19]      // x19 = entry
   adr     x3, cov_fcontext_trampoline
-  stp     xzr, x3, [x0, #0x90]   // fp = 0 (end of the frame chain), lr = trampoline
+  stp     xzr, x3, [x0, #COV_FRAME_FP]  // fp = 0 (end of the frame chain), lr = trampoline
   ret
 #if !defined(__APPLE__)
   .size cov_make_fcontext, . - cov_make_fcontext

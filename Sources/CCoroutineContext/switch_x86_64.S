@@ -1,11 +1,9 @@
 /*
  * Covenant context switch for x86_64, System V ABI (Linux ELF and macOS Mach-O).
  *
- * A suspended context is the stack pointer at which this frame was saved (64 bytes, 16-aligned):
- *
- *   0x00  MXCSR (4 bytes)          0x04  x87 control word (2 bytes, 2 unused)
- *   0x08  r12    0x10  r13    0x18  r14    0x20  r15    0x28  rbx    0x30  rbp
- *   0x38  return address (where the context continues)
+ * A suspended context is the stack pointer at which the switch saved MXCSR, the x87 control
+ * word, r12-r15, rbx, rbp and the return address: the frame whose layout, and the macros that
+ * save and restore it, are in switch.h (also read by the frame walker, frames.c).
  *
  * cov_transfer_t cov_jump_fcontext(cov_fcontext_t to, void *data);
  *   in: rdi = to, rsi = data.  out (in the resumed context): rax:rdx = {from, data}; a fresh
@@ -21,6 +19,8 @@
  */
 
 #if defined(__x86_64__)
+
+#include "switch.h"
 
 /* Symbol conventions: Mach-O prefixes C names with an underscore and has no .type/.size. Each
    exported function also gets a hidden alias (`..._hidden`) that fiber.c calls, so the hot path
@@ -60,29 +60,12 @@
 COV_SYM(cov_jump_fcontext):
 COV_SYM(cov_jump_fcontext_hidden):
   COV_ENDBR
-  leaq    -0x38(%rsp), %rsp      /* the call pushed the return address at 0x38 */
-  stmxcsr (%rsp)
-  fnstcw  0x4(%rsp)
-  movq    %r12, 0x08(%rsp)
-  movq    %r13, 0x10(%rsp)
-  movq    %r14, 0x18(%rsp)
-  movq    %r15, 0x20(%rsp)
-  movq    %rbx, 0x28(%rsp)
-  movq    %rbp, 0x30(%rsp)
+  COV_SAVE_CONTEXT               /* below the return address the call pushed */
 
   movq    %rsp, %rax             /* the context we leave: returned as transfer.from */
   movq    %rdi, %rsp             /* the context we enter */
 
-  movq    0x38(%rsp), %r8
-  ldmxcsr (%rsp)
-  fldcw   0x4(%rsp)
-  movq    0x08(%rsp), %r12
-  movq    0x10(%rsp), %r13
-  movq    0x18(%rsp), %r14
-  movq    0x20(%rsp), %r15
-  movq    0x28(%rsp), %rbx
-  movq    0x30(%rsp), %rbp
-  leaq    0x40(%rsp), %rsp
+  COV_RESTORE_CONTEXT            /* r8 = where it continues */
 
   movq    %rsi, %rdx             /* transfer.data: returned in rax:rdx ... */
   movq    %rax, %rdi             /* ... and passed in rdi:rsi to a fresh context */
@@ -109,30 +92,13 @@ COV_SYM(cov_jump_fcontext_hidden):
   .p2align 4
 COV_SYM(cov_fiber_switch_hidden):
   COV_ENDBR
-  leaq    -0x38(%rsp), %rsp
-  stmxcsr (%rsp)
-  fnstcw  0x4(%rsp)
-  movq    %r12, 0x08(%rsp)
-  movq    %r13, 0x10(%rsp)
-  movq    %r14, 0x18(%rsp)
-  movq    %r15, 0x20(%rsp)
-  movq    %rbx, 0x28(%rsp)
-  movq    %rbp, 0x30(%rsp)
+  COV_SAVE_CONTEXT
 
   movq    %rsp, (%rdi)           /* *save = the context we leave */
   movq    %rsp, %rax
   movq    %rsi, %rsp
 
-  movq    0x38(%rsp), %r8
-  ldmxcsr (%rsp)
-  fldcw   0x4(%rsp)
-  movq    0x08(%rsp), %r12
-  movq    0x10(%rsp), %r13
-  movq    0x18(%rsp), %r14
-  movq    0x20(%rsp), %r15
-  movq    0x28(%rsp), %rbx
-  movq    0x30(%rsp), %rbp
-  leaq    0x40(%rsp), %rsp
+  COV_RESTORE_CONTEXT            /* r8 = where it continues */
 
   movq    %rax, %rdi             /* {from, data} in rdi:rsi for a fresh context */
   movq    %rdx, %rsi
@@ -157,13 +123,13 @@ COV_SYM(cov_make_fcontext_hidden):
   COV_ENDBR
   movq    %rdi, %rax
   andq    $-16, %rax             /* 16-aligned top of stack */
-  leaq    -0x40(%rax), %rax      /* room for one saved frame; after the jump rsp == top */
-  stmxcsr (%rax)                 /* the new context starts with the creator's FP modes */
-  fnstcw  0x4(%rax)
-  movq    %rdx, 0x28(%rax)       /* rbx = entry */
-  movq    $0, 0x30(%rax)         /* rbp = 0: end of the frame-pointer chain */
+  leaq    -COV_FRAME_SIZE(%rax), %rax  /* one saved frame; after the jump rsp == top */
+  stmxcsr COV_FRAME_MXCSR(%rax)  /* the new context starts with the creator's FP modes */
+  fnstcw  COV_FRAME_X87_CW(%rax)
+  movq    %rdx, COV_FRAME_RBX(%rax)   /* rbx = entry */
+  movq    $0, COV_FRAME_FP(%rax)      /* rbp = 0: end of the frame-pointer chain */
   leaq    cov_fcontext_trampoline(%rip), %rcx
-  movq    %rcx, 0x38(%rax)
+  movq    %rcx, COV_FRAME_RETURN(%rax)
   ret
 #if !defined(__APPLE__)
   .size cov_make_fcontext, . - cov_make_fcontext

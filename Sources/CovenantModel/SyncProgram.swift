@@ -68,8 +68,8 @@ public struct SyncProgram: Sendable, CustomStringConvertible {
 /// Runs a `SyncProgram` and checks the accounting of permits.
 public enum SyncProgramRunner {
   /// Runs `program`; returns the steps done and the violated invariants (empty if none): never
-  /// more holders than permits; every step ends exactly one way (acquired, timed out, busy,
-  /// cancelled); `CoroutineError.canceled` only in cancelled workers, `CoFutureError.timeout`
+  /// more holders than permits; every step of a worker that started ends exactly one way
+  /// (acquired, timed out, busy, cancelled), and only a cancelled worker may not start; `CoroutineError.canceled` only in cancelled workers, `CoFutureError.timeout`
   /// only from timed waits, nothing else thrown; every permit back at the end (none lost, none
   /// made up); nothing hangs; the primitive and every worker's state are freed once done (no
   /// queue entry or timer keeps a coroutine).
@@ -80,25 +80,32 @@ public enum SyncProgramRunner {
     var mutex: CoMutex? = CoMutex()
     let ledger = PermitLedger(permits: program.permits)
     let scope = CoScope()
-    let group = DispatchGroup()
+    // The other workers' scope, never cancelled: `join` waits for every worker, including those
+    // of the cancelled scope that the deadline stopped before they started (they never run).
+    let others = CoScope()
     var tokens: [WeakBox<WorkerToken>] = []
     scope.cancel(after: .microseconds(program.cancelAfterMicros))
     for (index, steps) in program.workers.enumerated() {
       let primitive = program.usesMutex ? Primitive.mutex(mutex!) : .semaphore(semaphore!)
       let token = WorkerToken()
       tokens.append(WeakBox(token))
-      group.enter()
       ModelSchedulers.schedulers[program.schedulers[index]].startCoroutine(
-        in: program.inCanceledScope[index] ? scope : nil
+        in: program.inCanceledScope[index] ? scope : others
       ) {
-        defer { group.leave() }
         _ = token
+        ledger.start(worker: index)
         for step in steps {
           ledger.record(runStep(step, on: primitive, ledger), worker: index)
         }
       }
     }
-    if group.wait(timeout: .now() + timeout) == .timedOut {
+    let joined = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      try? scope.join()
+      try? others.join()
+      joined.signal()
+    }
+    if joined.wait(timeout: .now() + timeout) == .timedOut {
       return (0, ["hang: workers still running after \(Int(timeout)) s; \(ledger.summary)"])
     }
     var failures = ledger.check(program)
@@ -202,6 +209,7 @@ final class PermitLedger: @unchecked Sendable {
   private var holders = 0
   private var mostHolders = 0
   private var outcomes: [Int: [StepOutcome]] = [:]
+  private var started: Set<Int> = []
 
   init(permits: Int) { self.permits = permits }
 
@@ -213,6 +221,11 @@ final class PermitLedger: @unchecked Sendable {
   }
 
   func leave() { lock.withLock { holders -= 1 } }
+
+  /// `worker`'s body has started (a worker cancelled before it started never runs it).
+  func start(worker: Int) {
+    _ = lock.withLock { started.insert(worker) }
+  }
 
   func record(_ outcome: StepOutcome, worker: Int) {
     lock.withLock { outcomes[worker, default: []].append(outcome) }
@@ -229,6 +242,10 @@ final class PermitLedger: @unchecked Sendable {
       if holders != 0 { failures.append("\(holders) holders left at the end") }
       for (worker, steps) in program.workers.enumerated() {
         let seen = outcomes[worker] ?? []
+        guard started.contains(worker) else {
+          if !program.inCanceledScope[worker] { failures.append("worker \(worker): never ran") }
+          continue
+        }
         if seen.count != steps.count {
           failures.append("worker \(worker): \(seen.count) outcomes for \(steps.count) steps")
         }

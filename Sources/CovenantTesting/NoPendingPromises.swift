@@ -9,7 +9,8 @@ import Foundation
 ///
 /// - Throws: `WaitTimeoutError` if the group is still not empty after `timeout` seconds —
 ///   typically a promise that was never resolved but is still referenced somewhere (a promise
-///   nobody references leaves the group when it is deallocated).
+///   nobody references leaves the group when it is deallocated); it names `file`:`line`, the
+///   caller's line by default.
 ///
 /// ```swift
 /// func testLoadsProfile() throws {
@@ -17,11 +18,13 @@ import Foundation
 ///   try expectNoPendingPromises()
 /// }
 /// ```
-public func expectNoPendingPromises(timeout: TimeInterval = 1) throws {
+public func expectNoPendingPromises(
+  timeout: TimeInterval = 1, file: StaticString = #filePath, line: UInt = #line
+) throws {
   guard waitForPromises(timeout: timeout) else {
     throw WaitTimeoutError(
       subject: "DispatchGroup.promises (a promise left pending, or a promise block still running)",
-      timeout: timeout)
+      timeout: timeout, file: file, line: line)
   }
 }
 
@@ -35,7 +38,7 @@ public func expectNoPendingPromises(timeout: TimeInterval = 1) throws {
       timeout: TimeInterval = 1, file: StaticString = #filePath, line: UInt = #line
     ) {
       do {
-        try expectNoPendingPromises(timeout: timeout)
+        try expectNoPendingPromises(timeout: timeout, file: file, line: line)
       } catch {
         XCTFail("\(error)", file: file, line: line)
       }

@@ -8,6 +8,11 @@ public struct SuspendedCoroutinesError: Error, CustomStringConvertible, Sendable
   public let snapshot: CoroutineSnapshot
   /// How long the check waited for them to finish, in seconds.
   public let timeout: TimeInterval
+  /// The file of the check that failed (`#filePath` form): the test's, as a thrown error is
+  /// reported where the test is, not on the line of the check.
+  public let file: String
+  /// The line of the check that failed.
+  public let line: Int
 
   /// The coroutines still alive.
   public var coroutines: [CoroutineInfo] { snapshot.coroutines }
@@ -20,7 +25,7 @@ public struct SuspendedCoroutinesError: Error, CustomStringConvertible, Sendable
     let leakedCount = leaked.count
     var text = "CovenantTesting: \(coroutines.count) coroutine(s) still alive after \(timeout) s"
     if leakedCount > 0 { text += ", \(leakedCount) of them leaked (nothing can resume them)" }
-    return text + "\n" + snapshot.dump()
+    return text + " (checked at \(file):\(line))\n" + snapshot.dump()
   }
 }
 
@@ -51,14 +56,18 @@ public struct SuspendedCoroutinesError: Error, CustomStringConvertible, Sendable
 ///     before the code under test) count; 0, the default, counts every coroutine.
 ///   - timeout: how long to give them to finish, in seconds.
 ///   - include: which coroutines count (all by default).
+///   - file, line: where the check is, named by the error (the caller's line by default).
 /// - Throws: `SuspendedCoroutinesError` with the coroutines still alive after `timeout`.
 public func expectNoSuspendedCoroutines(
   startedSince checkpoint: UInt64 = 0, timeout: TimeInterval = 1,
-  where include: (CoroutineInfo) -> Bool = { _ in true }
+  where include: (CoroutineInfo) -> Bool = { _ in true }, file: StaticString = #filePath,
+  line: UInt = #line
 ) throws {
   let deadline = Date(timeIntervalSinceNow: max(0, timeout))
   if spinRunLoop(until: deadline, { alive(since: checkpoint, include).isEmpty }) { return }
-  try report(Set(alive(since: checkpoint, include).map(\.id)), timeout: timeout)
+  try report(
+    Set(alive(since: checkpoint, include).map(\.id)), timeout: timeout, file: "\(file)",
+    line: Int(line))
 }
 
 /// `expectNoSuspendedCoroutines(startedSince:timeout:where:)` for async code (the Swift Testing
@@ -67,13 +76,14 @@ public func expectNoSuspendedCoroutines(
 /// - Throws: `SuspendedCoroutinesError`, or `CancellationError` if the task is cancelled.
 func awaitNoSuspendedCoroutines(
   startedSince checkpoint: UInt64, timeout: TimeInterval,
-  where include: (CoroutineInfo) -> Bool
+  where include: (CoroutineInfo) -> Bool, file: String, line: Int
 ) async throws {
   let deadline = Date(timeIntervalSinceNow: max(0, timeout))
   while !alive(since: checkpoint, include).isEmpty {
     let left = deadline.timeIntervalSinceNow
     if left <= 0 {
-      try report(Set(alive(since: checkpoint, include).map(\.id)), timeout: timeout)
+      try report(
+        Set(alive(since: checkpoint, include).map(\.id)), timeout: timeout, file: file, line: line)
       return
     }
     // The blocking check's step (2 ms), so both notice a finish as soon.
@@ -92,11 +102,13 @@ private func alive(
 }
 
 /// Throws the dump of the coroutines of `remaining` that are still alive.
-private func report(_ remaining: Set<UInt64>, timeout: TimeInterval) throws {
+private func report(
+  _ remaining: Set<UInt64>, timeout: TimeInterval, file: String, line: Int
+) throws {
   guard !remaining.isEmpty else { return }
   let detailed = CoroutineSnapshot.take().filter { remaining.contains($0.id) }
   if detailed.coroutines.isEmpty { return }  // finished meanwhile
-  throw SuspendedCoroutinesError(snapshot: detailed, timeout: timeout)
+  throw SuspendedCoroutinesError(snapshot: detailed, timeout: timeout, file: file, line: line)
 }
 
 #if canImport(XCTest)
@@ -116,7 +128,8 @@ private func report(_ remaining: Set<UInt64>, timeout: TimeInterval) throws {
       file: StaticString = #filePath, line: UInt = #line
     ) {
       do {
-        try expectNoSuspendedCoroutines(startedSince: checkpoint, timeout: timeout, where: include)
+        try expectNoSuspendedCoroutines(
+          startedSince: checkpoint, timeout: timeout, where: include, file: file, line: line)
       } catch {
         XCTFail("\(error)", file: file, line: line)
       }

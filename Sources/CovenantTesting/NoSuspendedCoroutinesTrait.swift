@@ -27,18 +27,26 @@
     public var isRecursive: Bool { true }
 
     /// Runs the test, then checks its coroutines (waiting with `Task.sleep`, not blocking one
-    /// of the threads the tests run on).
+    /// of the threads the tests run on); an issue is recorded at the test's own source location.
     public func provideScope(
       for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
       guard testCase != nil else { return try await function() }
       let checkpoint = CoroutineSnapshot.nextID
       try await function()
+      // The issue goes to the test's own line, not to this file's.
+      let location = test.sourceLocation
+      #if compiler(>=6.3)
+        let file = location.filePath
+      #else
+        let file = location._filePath  // renamed `filePath` in Swift 6.3
+      #endif
       do {
         try await awaitNoSuspendedCoroutines(
-          startedSince: checkpoint, timeout: timeout, where: include)
+          startedSince: checkpoint, timeout: timeout, where: include, file: file,
+          line: location.line)
       } catch let error as SuspendedCoroutinesError {
-        Issue.record(Comment(rawValue: "\(error)"))
+        Issue.record(Comment(rawValue: "\(error)"), sourceLocation: location)
       }
     }
   }

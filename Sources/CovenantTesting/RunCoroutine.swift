@@ -27,11 +27,11 @@ import Foundation
 /// until the timeout.
 ///
 /// - Throws: `body`'s error; `WaitTimeoutError` if `body` has not finished after `timeout`
-///   seconds — the coroutine is then cancelled, so its pending `await` throws
-///   `CoroutineError.canceled`.
+///   seconds (naming `file`:`line`, the caller's line by default) — the coroutine is then
+///   cancelled, so its pending `await` throws `CoroutineError.canceled`.
 public func runCoroutine<T>(
   on scheduler: any CoroutineScheduler = DispatchQueue.main,
-  timeout: TimeInterval = 10,
+  timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line,
   _ body: @escaping () throws -> T
 ) throws -> T {
   let outcome = InlineMutex<TransferredResult<T>?>(nil)
@@ -72,7 +72,8 @@ public func runCoroutine<T>(
   standIn?.stop()
   guard let result = outcome.withLock({ $0.take() }) else {
     scope.cancel()
-    throw WaitTimeoutError(subject: "runCoroutine body", timeout: timeout)
+    throw WaitTimeoutError(
+      subject: "runCoroutine body", timeout: timeout, file: file, line: line)
   }
   return try result.result.get()
 }

@@ -69,9 +69,26 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
     _ = state.withCriticalSection { $0.heap.removeAll() }
   }
 
-  /// The virtual time elapsed since the scheduler was created.
+  /// The virtual time elapsed since the scheduler was created (`elapsed` is the same reading as
+  /// a `Duration`).
   public var now: DispatchTimeInterval {
     .nanoseconds(Int(clamping: state.withCriticalSection { $0.now }))
+  }
+
+  /// The virtual time elapsed since the scheduler was created, as a `Duration`: `now` for
+  /// `Duration` arithmetic and comparisons.
+  ///
+  /// ```swift
+  /// scheduler.advance(by: .milliseconds(1500))
+  /// XCTAssertEqual(scheduler.elapsed, .seconds(1.5))
+  /// XCTAssertLessThan(scheduler.elapsed, timeout * 2)
+  /// ```
+  ///
+  /// A property of its own rather than a second `now`: a property cannot be overloaded on its
+  /// type, and `now` stays the `DispatchTimeInterval` it was.
+  @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+  public var elapsed: Duration {
+    Duration(nanoseconds: state.withCriticalSection { $0.now })
   }
 
   /// The number of tasks and timers not yet run (due now or later; cancelled timers do not
@@ -122,6 +139,43 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
       fatalError("TestScheduler.advance(to:) needs a time of zero or more, not \(time)")
     }
     runTasks(until: .absolute(nanoseconds))
+  }
+
+  /// `advance(by:)` with a `Duration`: moves the clock forward by `duration`, running every task
+  /// that falls due on the way at its due time, then the tasks due at the new time. Durations
+  /// count in whole nanoseconds, rounded up (as the timers that coroutines arm with them).
+  ///
+  /// ```swift
+  /// let backoff: Duration = .milliseconds(250)
+  /// scheduler.advance(by: backoff * 3)
+  /// ```
+  ///
+  /// Disfavoured against the `DispatchTimeInterval` form, so that `advance(by: .seconds(1))`
+  /// keeps meaning what it meant.
+  /// - Precondition: `duration` is not negative.
+  @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+  @_disfavoredOverload
+  public func advance(by duration: Duration) {
+    guard duration >= .zero else {
+      fatalError("TestScheduler.advance(by:) needs a duration of zero or more, not \(duration)")
+    }
+    runTasks(until: .relative(duration.clampedNanoseconds))
+  }
+
+  /// `advance(to:)` with a `Duration`: moves the clock forward to `time` (virtual time since the
+  /// scheduler was created, as `elapsed` reads it), running every task that falls due on the way
+  /// at its due time, then the tasks due at `time`.
+  ///
+  /// Disfavoured against the `DispatchTimeInterval` form, so that `advance(to: .seconds(1))`
+  /// keeps meaning what it meant.
+  /// - Precondition: `time` is not earlier than `elapsed`.
+  @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+  @_disfavoredOverload
+  public func advance(to time: Duration) {
+    guard time >= .zero else {
+      fatalError("TestScheduler.advance(to:) needs a time of zero or more, not \(time)")
+    }
+    runTasks(until: .absolute(time.clampedNanoseconds))
   }
 
   private enum Target {

@@ -9,8 +9,11 @@ out="$here/out"
 mkdir -p "$out"
 
 source "$here/sources.sh"  # library_sources, shared with Benchmarks/CSwitch/run.sh
-sources=("$here/test_switch.c" "${library_sources[@]}")
-flags=(-O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" -pthread)
+# The test's files (main.c, the harness, one file per concern) and the library's. The test may
+# include the library's private headers (hidden functions, the switch's frame layout).
+sources=("$here"/*.c "${library_sources[@]}")
+flags=(-O2 -g -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" -I "$src"
+       -pthread)
 libs=(-lm)
 
 status=0
@@ -44,7 +47,7 @@ elif command -v clang >/dev/null 2>&1; then clang_bin="$(command -v clang)"; fi
 if [ -n "$clang_bin" ] && [ "${COV_SKIP_SANITIZERS:-0}" != 1 ]; then
   # -DDEBUG=1 as SwiftPM's debug builds: eager eviction of shared stacks, vacated bytes marked.
   san_flags=(-O1 -g -DDEBUG=1 -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer
-             -I "$src/include" -pthread)
+             -I "$src/include" -I "$src" -pthread)
   # The Swift toolchain's TSan runtime carries libdispatch interceptors that need libdispatch.
   swift_lib="$(dirname "$clang_bin")/../lib/swift/linux"
   tsan_libs=()
@@ -53,8 +56,8 @@ if [ -n "$clang_bin" ] && [ "${COV_SKIP_SANITIZERS:-0}" != 1 ]; then
   fi
   if [ -e "$swift_lib/libswiftCore.so" ]; then
     echo "== $(uname -m) linked with libswiftCore (Swift exclusivity hooks live): $clang_bin"
-    "$clang_bin" -O2 -g -DDEBUG=1 -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer -I "$src/include" \
-      -pthread "${sources[@]}" "${libs[@]}" -L "$swift_lib" -Wl,--no-as-needed -lswiftCore \
+    "$clang_bin" -O2 -g -DDEBUG=1 -std=gnu11 -Wall -Wextra -Werror -fno-omit-frame-pointer \
+      -I "$src/include" -I "$src" -pthread "${sources[@]}" "${libs[@]}" -L "$swift_lib" -Wl,--no-as-needed -lswiftCore \
       "-Wl,-rpath,$swift_lib" -o "$out/test_switch_swiftcore"
     # No Swift backtracer: it would inherit the captured stderr of the crashing test children.
     SWIFT_BACKTRACE=enable=no bounded "$out/test_switch_swiftcore" >"$out/run_swiftcore.log" 2>&1 || status=1

@@ -77,8 +77,10 @@ final class CoroutineSeedTests: XCTestCase {
       var finished = false
     }
     var owner: Owner? = Owner()
+    let started = expectation(description: "started")
     let threw = expectation(description: "await threw canceled")
     DispatchQueue.global().startCoroutine(in: owner!.scope) {
+      started.fulfill()
       do {
         try Coroutine.delay(.seconds(30))
       } catch {
@@ -86,6 +88,8 @@ final class CoroutineSeedTests: XCTestCase {
         threw.fulfill()
       }
     }
+    // Running (cancelled before it started, it would never run its body at all).
+    wait(for: [started], timeout: 5)
     owner = nil  // deinit of its scope cancels the coroutine
     wait(for: [threw], timeout: 5)
   }

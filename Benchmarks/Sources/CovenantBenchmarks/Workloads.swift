@@ -144,7 +144,15 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
   oneStack.coroutineSharedStackCount = 1
   let twoStacks = DispatchQueue(label: "bench.counts.two-stacks")
   twoStacks.coroutineSharedStackCount = 2
+  let pool = BlockingPool(threads: 8)
   return [
+    Workload(
+      id: "B1", covenant: { b1Covenant($0, queue: serial, pool: pool) },
+      baseline: { b1Baseline($0, queue: serial) }, baselineName: "DispatchQueue.global().await"),
+    Workload(
+      id: "B2", covenant: { b2Covenant($0, path: b2File, queue: serial) },
+      baseline: { b2Baseline($0, path: b2File, queue: serial) },
+      baselineName: "Data(contentsOf:) on the pool"),
     Workload(
       id: "P1", covenant: { p1Covenant($0, queue: serial, semaphore: semaphore) },
       baseline: { p1Baseline($0, queue: serial, semaphore: semaphore) },

@@ -13,6 +13,7 @@ import NIOPosix
 
 let allIDs = [
   "P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "S1", "S2", "D1", "M1", "M2", "M3",
+  "B1", "B2", "B3",
   "F1", "F2", "F3",
 ]
 /// Ids with noise-free counts (allocations, instructions); A1 = await of a resolved future;
@@ -20,6 +21,7 @@ let allIDs = [
 /// await whose timer is cancelled; S1A = S1 against the actor semaphore.
 let countedIDs = [
   "P1", "P2", "P3", "C1", "C2", "C3", "C4", "C7", "C7P", "A1", "T1", "S1", "S1A", "S2", "C6",
+  "B1", "B2",
   "F1", "F2", "F3",
 ]
 
@@ -141,6 +143,9 @@ for id in allIDs where selected.contains(id) {
   case "D1": benchD1(effort)
   case "M1", "M3": benchPeakMemory(id)
   case "M2": benchM2()
+  case "B1": benchB1(effort)
+  case "B2": benchB2(effort)
+  case "B3": benchB3(effort)
   case "F1": benchF1(effort)
   case "F2": benchF2(effort)
   case "F3": benchF3(effort)

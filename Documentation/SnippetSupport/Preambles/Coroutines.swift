@@ -18,27 +18,3 @@ final class ManagedContext: @unchecked Sendable {
     queue.async { block() }
   }
 }
-
-/// A cache slot for the CoMutex snippet; counts how often it was filled. (Only touched under
-/// the snippet's `CoMutex`, so it needs no lock of its own.)
-final class CacheBox: @unchecked Sendable {
-  private(set) var fetches = 0
-  var value: Int? {
-    didSet { fetches += 1 }
-  }
-}
-
-/// How many are inside at once, at most: for the CoSemaphore snippet.
-final class PeakCounter: @unchecked Sendable {
-  private let lock = NSLock()
-  private var inside = 0
-  private var most = 0
-  func enter() {
-    lock.withLock {
-      inside += 1
-      most = max(most, inside)
-    }
-  }
-  func leave() { lock.withLock { inside -= 1 } }
-  var peak: Int { lock.withLock { most } }
-}

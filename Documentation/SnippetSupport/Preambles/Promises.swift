@@ -1,7 +1,6 @@
 // Promises.md's snippets: a promise-based API.
 import Covenant
 import Foundation
-import Synchronization
 
 enum MyError: Error, Equatable { case invalid(Int) }
 
@@ -29,16 +28,3 @@ struct API: Sendable {
   func fetchUser(id: Int) -> Promise<User> { Promise(User(id: id)) }
 }
 let api = API()
-
-/// A thread-safe counter for snippets that count calls.
-final class Counter: Sendable {
-  private let count = Mutex(0)
-  /// Adds one and returns the new count.
-  func increment() -> Int {
-    count.withLock {
-      $0 += 1
-      return $0
-    }
-  }
-  var value: Int { count.withLock { $0 } }
-}

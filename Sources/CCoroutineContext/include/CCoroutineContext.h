@@ -1,14 +1,26 @@
-// CCoroutineContext: the machine-level half of Covenant's coroutines.
+// CCoroutineContext: the machine-level half of Covenant's coroutines, in C and assembly. It
+// needs libc only (with its threads and its dynamic loader's dladdr/dl_iterate_phdr), and,
+// weakly, the Swift runtime's exclusivity hooks and demangler, which a pure C program does not
+// link (then they are not called).
 //
-// Three layers, each usable on its own:
+// Its interface, in this header and the two it includes:
 //   1. a raw context switch in hand-written assembly (Boost.Context's fcontext shape):
 //      cov_make_fcontext / cov_jump_fcontext;
 //   2. stacks: mmap'ed, lazily committed, guarded below, pooled; a SIGSEGV/SIGBUS handler on an
 //      alternate signal stack that reports a coroutine stack overflow before the normal crash;
 //   3. fibers: a stack + a saved context + sanitizer and Swift-exclusivity bookkeeping, with an
-//      asymmetric resume/suspend API. The Swift layer only uses this one;
+//      asymmetric resume/suspend API;
 //   4. shared stacks: fibers that run on one of a few stacks shared by a group, their used bytes
-//      copied out only when another fiber needs the stack (copy-on-suspend).
+//      copied out only when another fiber needs the stack (copy-on-suspend);
+//   5. thread-local slots, one of which the fiber switch keeps per stack;
+//   6. snapshots (cov_registry.h): the registry of live coroutines, the frames of suspended
+//      fibers, symbols, a dump on a signal;
+//   7. a lock (cov_lock.h): a futex word on Linux, os_unfair_lock on Apple platforms.
+// 1 alone is a complete context switch and 2 alone a stack allocator. Covenant's Swift layer
+// (CovenantCore) uses every part, with the shims only Swift needs in a target of their own
+// (CCovenantShims: atomics, the slots' accessors, direct dispatch, ThreadSanitizer annotations);
+// the C test (Tests/CContextSwitch) and the C benchmark (Benchmarks/CSwitch) use it from C. How
+// the implementation is layered, one file per layer, is in cov_internal.h.
 //
 // Nothing here uses setjmp/longjmp or ucontext.
 
@@ -18,8 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cov_atomics.h"   // atomics and a lock for the Swift layer
-#include "cov_registry.h"  // the registry of live coroutines, for snapshots
+#include "cov_lock.h"      // 7. a lock
+#include "cov_registry.h"  // 6. the registry of live coroutines, for snapshots
 
 #ifdef __cplusplus
 extern "C" {
@@ -168,9 +180,9 @@ cov_stack_group_t *cov_stack_group(const void *group_key);
 
 /// Creates a fiber that runs `entry(argument)` on a shared stack of `group`, setting the group's
 /// minimum number of stacks to `min_stacks` unless it is 0 (1 to 64; the minimum of a new group
-/// is cov_shared_stacks_default_min()). The fiber record (under 100 bytes) comes from a
-/// per-thread cache. Returns NULL (errno set) if the group has no stack and none can be
-/// allocated.
+/// is cov_shared_stacks_default_min()). The fiber record (at most 104 bytes on 64-bit targets:
+/// fiber_record.h checks it) comes from a per-thread cache. Returns NULL (errno set) if the
+/// group has no stack and none can be allocated.
 cov_fiber_t *cov_fiber_create_shared(cov_stack_group_t *group, size_t min_stacks,
                                      cov_fiber_entry_t entry, void *argument);
 
@@ -245,21 +257,16 @@ int cov_fiber_frames(const cov_fiber_t *fiber, cov_fiber_frames_t *out);
 size_t cov_fiber_copy_frames(const cov_fiber_t *fiber, void *buffer, size_t capacity,
                              cov_fiber_frames_t *out);
 
-// MARK: - Thread-local slots for the Swift layer
+// MARK: - 5. Thread-local slots
 
-/// Slots of per-thread state for Covenant's Swift code, which has no thread-local storage of
-/// its own. The slot numbers are defined here, once; Swift reads them through `ThreadSlot`.
+/// Pointer-sized thread-local slots for the layer above (Covenant's Swift layer, which has no
+/// thread-local storage of its own: CCovenantShims names the slots and gives their accessors).
+/// Each is a plain per-thread word, except COV_TLS_SLOT_PER_STACK, which belongs to the stack
+/// that runs: cov_fiber_resume remembers the resumer's value (the fiber starts with that value,
+/// it is not cleared), and the fiber's suspension or exit gives it back, so a value a fiber
+/// leaves in the slot when it switches out never stays on the thread it leaves.
 enum {
-  /// The `CoroutineContext` whose body runs on this thread right now, unretained.
-  COV_TLS_SLOT_COROUTINE = 0,
-  /// The `SchedulerTurn` of the scheduler task running on this thread, if any.
-  COV_TLS_SLOT_TURN = 1,
-  /// The `ResolutionDrain` (the promise core's trampoline) running on this stack, if any. It
-  /// belongs to a stack, not to a thread: cov_fiber_resume remembers the resumer's value, and
-  /// the fiber's suspension or exit gives it back, so a fiber that suspends inside a drain
-  /// never leaves that drain installed on the thread it leaves (a fiber resumed inside a drain,
-  /// on the other hand, sees it, and queues what it resolves there).
-  COV_TLS_SLOT_RESOLUTION = 2,
+  COV_TLS_SLOT_PER_STACK = 2,
   COV_TLS_SLOT_COUNT = 4
 };
 /// Thread-local storage of this library uses the initial-exec model: a fixed offset from the
@@ -269,10 +276,11 @@ enum {
 /// start-up, where this model is valid.
 #define COV_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
+/// The slots (fiber.c). Code that reads or writes one after something that may suspend the
+/// current fiber (cov_fiber_suspend, directly or not) in the same function must not reuse the
+/// slot's address computed before: the optimizer treats a thread-local address as constant
+/// within a function, and after the suspension the fiber may run on another thread.
 extern COV_TLS void *cov_tls_slots[COV_TLS_SLOT_COUNT];
-
-static inline void *cov_tls_get(int slot) { return cov_tls_slots[slot]; }
-static inline void cov_tls_set(int slot, void *value) { cov_tls_slots[slot] = value; }
 
 // MARK: - Additions (not in the original interface)
 
@@ -289,13 +297,6 @@ static inline void cov_tls_set(int slot, void *value) { cov_tls_slots[slot] = va
 //   a fiber) prints "Covenant: fiber misuse: ..." and aborts.
 // - Fresh stacks cost a page fault (the first page) and pooled ones do not: create fibers when
 //   they first run rather than long before, and destroy them as soon as they finish.
-
-/// Out-of-line versions of cov_tls_get / cov_tls_set. Use these for any slot read or written
-/// after something that may suspend (cov_fiber_suspend, directly or not) in the same function:
-/// the optimizer treats a thread-local address as constant within a function, so an inlined
-/// cov_tls_get after a suspension can read the slot of the thread the fiber was suspended on.
-void *cov_tls_load(int slot);
-void cov_tls_store(int slot, void *value);
 
 /// Whether the fiber moves its Swift exclusivity access set on every switch (default: yes; set it
 /// before the first resume). The hooks (libswiftCore's swift_task_enter/exitThreadLocalContext;
@@ -325,48 +326,6 @@ void cov_stack_set_max_map_count(size_t count);
 /// The limit in use (SIZE_MAX: none) and the mappings this allocator holds now.
 size_t cov_stack_max_map_count(void);
 size_t cov_stack_mappings_in_use(void);
-
-// MARK: - Lock annotations for ThreadSanitizer
-
-/// Non-zero only when this library was built with ThreadSanitizer.
-extern const int cov_sync_annotations_enabled;
-void cov_sync_acquire_slow(const void *address);
-void cov_sync_release_slow(const void *address);
-
-/// Tells ThreadSanitizer that the lock identified by `address` was just acquired / is about to
-/// be released. Free in ordinary builds (one predictable branch).
-static inline void cov_sync_acquire(const void *address) {
-  if (__builtin_expect(cov_sync_annotations_enabled, 0)) cov_sync_acquire_slow(address);
-}
-static inline void cov_sync_release(const void *address) {
-  if (__builtin_expect(cov_sync_annotations_enabled, 0)) cov_sync_release_slow(address);
-}
-
-// MARK: - Opaque pointers (opaque_pointer.c)
-
-/// Returns `pointer`, out of line: memory reached through the result cannot be reasoned about by
-/// the caller's optimizer (no forwarding of what it believes a local variable holds). Used where
-/// Swift code moves a value's bytes through a scratch variable with raw-pointer accesses only.
-void *cov_opaque_pointer(void *pointer);
-
-// MARK: - Direct dispatch (dispatch_direct.c)
-
-/// `dispatch_async_f(queue, context, work)`: runs `work(context)` on the libdispatch queue
-/// `queue` (a `dispatch_queue_t`), with no block and no allocation.
-void cov_dispatch_async_f(void *queue, void *context, void (*work)(void *));
-
-/// `dispatch_get_current_queue()`: the `dispatch_queue_t` whose work is running on this thread.
-/// Used once per process (Linux), inside a `sync` on a probe queue, to recognise by address
-/// the word where a `DispatchQueue` keeps its `dispatch_queue_t`, before any direct dispatch.
-void *cov_dispatch_current_queue(void);
-
-/// The usable size of the heap block at `block` (`malloc_usable_size`); 0 where unknown. Lets
-/// the probe above check that the word it reads lies inside the object.
-size_t cov_heap_block_size(const void *block);
-
-/// Whether the environment variable `COVENANT_DIRECT_DISPATCH` is `0`: every reaction then
-/// goes through `DispatchQueue.async` (the fallback path), for testing it.
-int cov_direct_dispatch_disabled(void);
 
 #ifdef __cplusplus
 }

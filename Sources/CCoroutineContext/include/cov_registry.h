@@ -214,6 +214,12 @@ uint32_t cov_registry_slots_made(void);
 /// How many registrations failed because the table was full.
 uint64_t cov_registry_overflow_count(void);
 
+/// How many entries are registered now, counted by reading every entry the table has made (no
+/// lock held while reading, nothing written: the registration paths are untouched). Holders that
+/// stay registered for the whole count are counted once each; those that enter or leave meanwhile
+/// may or may not be.
+uint64_t cov_registry_live_count(void);
+
 /// Calls `visit(context, entry, object)` for every registered entry, chunk by chunk; while a
 /// chunk is visited, its holders cannot leave (and so their objects stay valid). One snapshot
 /// at a time. `visit` must not start, finish or resume coroutines.
@@ -267,10 +273,10 @@ static inline void cov_registry_entry_note_activity(cov_registry_entry_t *entry,
   atomic_store_explicit(&entry->activity, word, memory_order_release);
 }
 
-/// Where a fiber record keeps its `is_shared` flag (the record's layout is checked against it):
-/// after eight pointers, the wait's detail, the shared part's two pointers and two 32-bit sizes,
-/// the fourth byte of the flags. Written from the field sizes, not as a multiple of the pointer
-/// size, so that it holds where pointers are 4 bytes (arm64_32) as well as 8.
+/// Where the (private) fiber record keeps its `is_shared` byte, for the inline function below.
+/// The record is defined in the library's fiber_record.h, which checks this offset against it
+/// (`offsetof`); written from the sizes of the fields before it, so that it holds where pointers
+/// are 4 bytes (arm64_32) as well as 8.
 #define COV_FIBER_IS_SHARED_OFFSET (11 * sizeof(void *) + 2 * sizeof(uint32_t) + 3)
 
 /// The same by slot, for owners that keep their slot (COV_REGISTRY_NO_SLOT: nothing to note),
@@ -299,7 +305,8 @@ static inline void cov_registry_note_switched_out(uint32_t slot, uint64_t state,
 
 // MARK: - Frames and stacks of a registered fiber, for snapshots
 
-/// Where a fiber record keeps the wait's detail (the record's layout is checked against it).
+/// Where the (private) fiber record keeps the wait's detail, for the inline function below;
+/// checked against the record where it is defined (fiber_record.h, `offsetof`).
 #define COV_FIBER_WAIT_DETAIL_OFFSET (8 * sizeof(void *))
 
 /// What the fiber's owner waits on now, for snapshots: a type's metadata (Promise<T>, a channel,

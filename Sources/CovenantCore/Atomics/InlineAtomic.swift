@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 
 /// Eight bytes of storage whose address never changes while it is borrowed.
 ///
@@ -33,6 +33,9 @@ package struct AtomicByteStorage: ~Copyable {
 ///   func raise() -> Bool { !raised.exchange(true, ordering: .acquiringAndReleasing) }
 /// }
 /// ```
+// `@unchecked Sendable`: the storage is reached only through atomic operations. (A value that
+// stands for an object, `UnsafeRetainedBits`, carries no more than the bits: who may use the
+// object is the holder's rule.)
 @usableFromInline
 package struct InlineAtomic<Value: InlineAtomicValue>: AtomicOperations, ~Copyable,
   @unchecked Sendable
@@ -68,6 +71,7 @@ package struct InlineAtomic<Value: InlineAtomicValue>: AtomicOperations, ~Copyab
 /// An ``InlineAtomic`` of a one-byte value that takes one byte in its owner instead of eight: for
 /// flags that fill the padding of an object (a coroutine, a promise, a cell), whose size is what
 /// a million of them cost.
+// `@unchecked Sendable`: as `InlineAtomic`.
 @usableFromInline
 package struct InlineByteAtomic<Value: InlineAtomicByteValue>: AtomicOperations, ~Copyable,
   @unchecked Sendable

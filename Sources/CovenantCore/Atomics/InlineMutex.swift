@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 
 /// A `cov_lock_t` (`os_unfair_lock` on Apple platforms, a futex word on Linux) whose address
 /// never changes while it is borrowed; see ``AtomicStorage`` for why `@_rawLayout`.
@@ -28,6 +29,7 @@ package struct LockStorage: ~Copyable {
 ///
 /// Covenant's own critical sections call ``withCriticalSection(_:)``, its out-of-line form.
 @usableFromInline
+// `@unchecked Sendable`: the value is reached only through `withLock`, under the lock.
 package struct InlineMutex<Value>: ~Copyable, @unchecked Sendable {
   // Declaration order is layout order: the lock at offset 0, the value at `valueOffset`.
   @usableFromInline let lock: LockStorage

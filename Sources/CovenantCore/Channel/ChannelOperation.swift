@@ -82,10 +82,7 @@ struct ReceiveOperation<Element>: ChannelOperation {
   @inlinable func store(
     _ outcome: Result<Element, CoChannelError>, in waiter: ChannelWaiter<Element>
   ) {
-    switch outcome {
-    case .success(let element): waiter.element = element
-    case .failure(let error): waiter.error = error
-    }
+    waiter.store(received: outcome)
     waiter.isDone = true
   }
 

@@ -20,12 +20,14 @@ extension RingBuffer where Element: ChannelQueueEntry {
     if last?.waiter === waiter {
       popLast()
       dropTrailingTombstones(&tombstones)
+      assert(last.map { !$0.isTombstone } ?? true, "the last entry of a queue is never a tombstone")
       return true
     }
     if first?.waiter === waiter {
       _ = popFirst()
       return true
     }
+    assert(waiter.currentWaker != nil, "a waiter leaves its queue once")
     waiter.currentWaker = nil
     tombstones += 1
     if compact(ifMoreThanHalfGone: tombstones, \.isTombstone) { tombstones = 0 }

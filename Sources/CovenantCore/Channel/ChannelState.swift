@@ -28,7 +28,11 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// and the `.dropOldest` buffers of streams).
   @usableFromInline let isConflated: Bool
 
-  @usableFromInline var buffer: RingBuffer<Element>
+  /// The buffered elements. Its storage grows as it fills, up to `capacity` slots (doubling,
+  /// from 4), and never shrinks while the channel is open: an empty channel of any capacity
+  /// holds no storage, and one that has filled once keeps what it needed then, so that filling
+  /// and draining it again allocates nothing. Cancelling frees it.
+  @usableFromInline var buffer = RingBuffer<Element>()
   @usableFromInline var senders = RingBuffer<SendEntry<Element>>()
   @usableFromInline var receivers = RingBuffer<ReceiveEntry<Element>>()
   /// Withdrawn waiters left in `senders` / `receivers` (`ChannelQueue.swift`): the live
@@ -53,7 +57,6 @@ struct ChannelState<Element>: @unchecked Sendable {
   @inlinable init(capacity: Int, isConflated: Bool) {
     self.capacity = capacity
     self.isConflated = isConflated
-    buffer = RingBuffer(capacity: capacity == Int.max ? 0 : capacity)
     readiness = capacity > 0 || isConflated ? SendOperation<Element>.readinessBit : 0
   }
 
@@ -109,7 +112,11 @@ struct ChannelState<Element>: @unchecked Sendable {
     if phase == .canceled { return .failure(.canceled) }
     if let element = buffer.popFirst() {
       // A slot opened: the first waiting sender's element takes it (FIFO).
-      if let refill = takeFromSender(&effects) { buffer.append(refill) } else { sendBecameReady() }
+      if let refill = takeFromSender(&effects) {
+        buffer.append(refill, growingAtMostTo: capacity)
+      } else {
+        sendBecameReady()
+      }
       completeIfDrained(&effects)
       return .success(element)
     }
@@ -129,17 +136,7 @@ struct ChannelState<Element>: @unchecked Sendable {
   /// its coroutine; stale senders met on the way are dropped.
   @inlinable mutating func takeFromSender(_ effects: inout ChannelEffects<Element>) -> Element? {
     while let entry = senders.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &senderTombstones)
-          continue
-        }
-        let element = waiter.element.take()
-        waiter.isDone = true
-        effects.resume(waker)
-        return element
-      case .element(let element):
+      if let element = entry.complete(with: .success(()), tombstones: &senderTombstones, &effects) {
         return element
       }
     }
@@ -164,12 +161,12 @@ struct ChannelState<Element>: @unchecked Sendable {
       // Full: the oldest element makes room (`.conflated` holds one; a stream's `.dropOldest`
       // buffer, `capacity`).
       if buffer.count >= capacity, let old = buffer.popFirst() { effects.drop([old]) }
-      buffer.append(element)
+      buffer.append(element, growingAtMostTo: capacity)
       receiveBecameReady()
       return .success(())
     }
     if buffer.count < capacity {
-      buffer.append(element)
+      buffer.append(element, growingAtMostTo: capacity)
       receiveBecameReady()
       return .success(())
     }
@@ -183,23 +180,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     -> Bool
   {
     while let entry = receivers.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &receiverTombstones)
-          continue
-        }
-        waiter.element = element
-        waiter.isDone = true
-        effects.resume(waker)
-        return true
-      case .callback(let callback):
-        effects.add(.callback(callback, .success(element)))
-        return true
-      case .future(let future):
-        // Completing the cell is the claim: a cancelled future refuses it.
-        guard let observers = future.claimResolution(.success(element)) else { continue }
-        effects.add(.observers(observers, .success(element)))
+      if entry.complete(with: .success(element), tombstones: &receiverTombstones, &effects) {
         return true
       }
     }
@@ -280,20 +261,10 @@ struct ChannelState<Element>: @unchecked Sendable {
     receiveBecameReady()
     sendBecameReady()
     effects.drop(buffer.removeAll())
+    buffer = RingBuffer()  // its storage too: a cancelled channel buffers nothing again
     failReceivers(with: .canceled, &effects)
     while let entry = senders.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &senderTombstones)
-          continue
-        }
-        waiter.error = .canceled
-        waiter.isDone = true
-        effects.resume(waker)
-      case .element(let element):
-        effects.drop([element])
-      }
+      _ = entry.complete(with: .failure(.canceled), tombstones: &senderTombstones, &effects)
     }
     effects.addCallbacks(cancelCallbacks)
     cancelCallbacks = []
@@ -308,21 +279,7 @@ struct ChannelState<Element>: @unchecked Sendable {
     with error: CoChannelError, _ effects: inout ChannelEffects<Element>
   ) {
     while let entry = receivers.popFirst() {
-      switch entry {
-      case .waiter(let waiter):
-        guard let waker = waiter.claim() else {
-          waiter.dropped(tombstones: &receiverTombstones)
-          continue
-        }
-        waiter.error = error
-        waiter.isDone = true
-        effects.resume(waker)
-      case .callback(let callback):
-        effects.add(.callback(callback, .failure(error)))
-      case .future(let future):
-        guard let observers = future.claimResolution(.failure(error)) else { continue }
-        effects.add(.observers(observers, .failure(error)))
-      }
+      _ = entry.complete(with: .failure(error), tombstones: &receiverTombstones, &effects)
     }
   }
 

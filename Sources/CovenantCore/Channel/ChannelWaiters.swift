@@ -40,6 +40,7 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
 
   /// Makes a recycled waiter wait for `waker`, as if new.
   @inlinable func reuse(waker: CoroutineWaker, element: Element?) {
+    assert(currentWaker == nil, "a waiter is reused once its wait was cleared")
     currentWaker = waker
     self.element = element
     error = nil
@@ -60,9 +61,38 @@ final class ChannelWaiter<Element>: @unchecked Sendable {
   /// nothing to take out. Under the channel lock.
   @inlinable func dropped(tombstones: inout Int) {
     if currentWaker == nil {
+      assert(tombstones > 0, "a queue counts the tombstones it holds")
       tombstones -= 1
     } else {
       isDropped = true
+    }
+  }
+
+  /// Completes the wait this waiter stands for, under the channel lock: wins its claim, lets
+  /// `write` store the outcome (an element, an error), marks the wait done and has the coroutine
+  /// woken once the lock is released. Returns false, having written nothing, when the waiter is
+  /// stale (see `dropped(tombstones:)`); `tombstones` counts its queue's tombstones.
+  @inlinable func complete(
+    tombstones: inout Int, _ effects: inout ChannelEffects<Element>,
+    writing write: (ChannelWaiter) -> Void
+  ) -> Bool {
+    guard let waker = claim() else {
+      dropped(tombstones: &tombstones)
+      return false
+    }
+    assert(!isDone, "a channel waiter is completed once per wait")
+    write(self)
+    isDone = true
+    effects.resume(waker)
+    return true
+  }
+
+  /// Stores the outcome of a receive: the element, or the error of a closed or cancelled
+  /// channel.
+  @inlinable func store(received outcome: Result<Element, CoChannelError>) {
+    switch outcome {
+    case .success(let element): self.element = element
+    case .failure(let error): self.error = error
     }
   }
 
@@ -120,6 +150,33 @@ enum ReceiveEntry<Element>: ChannelQueueEntry {
   }
 }
 
+extension ReceiveEntry {
+  /// Completes this receiver with `outcome`, under the channel lock: a waiter gets it when its
+  /// claim succeeds (and is woken after the lock), a callback is called with it after the lock,
+  /// a future is resolved with it unless it was cancelled. Returns false when the entry was
+  /// stale (a waiter whose wait someone else won, a cancelled future) and got nothing: the
+  /// outcome is then still to be given to the next receiver. Every path that completes
+  /// receivers goes through here.
+  @inlinable func complete(
+    with outcome: Result<Element, CoChannelError>, tombstones: inout Int,
+    _ effects: inout ChannelEffects<Element>
+  ) -> Bool {
+    switch self {
+    case .waiter(let waiter):
+      return waiter.complete(tombstones: &tombstones, &effects) { $0.store(received: outcome) }
+    case .callback(let callback):
+      effects.add(.callback(callback, outcome))
+      return true
+    case .future(let future):
+      // Completing the cell is the claim: a cancelled future refuses it.
+      let result = outcome.mapError { $0 as any Error }
+      guard let observers = future.claimResolution(result) else { return false }
+      effects.add(.observers(observers, result))
+      return true
+    }
+  }
+}
+
 /// Someone waiting to send, in FIFO order.
 @usableFromInline
 enum SendEntry<Element>: ChannelQueueEntry {
@@ -131,6 +188,33 @@ enum SendEntry<Element>: ChannelQueueEntry {
   @inlinable var waiter: ChannelWaiter<Element>? {
     if case .waiter(let waiter) = self { return waiter }
     return nil
+  }
+}
+
+extension SendEntry {
+  /// Completes this sender, under the channel lock. `.success`: its element is taken and
+  /// returned (a waiter's coroutine is woken after the lock). `.failure`: the send is refused
+  /// with that error (a waiter gets the error; a `sendFuture`'s queued element is dropped after
+  /// the lock); returns nil. Also nil, with nothing taken, for a stale waiter (someone else won
+  /// its wait). Every path that completes senders goes through here.
+  @inlinable func complete(
+    with outcome: Result<Void, CoChannelError>, tombstones: inout Int,
+    _ effects: inout ChannelEffects<Element>
+  ) -> Element? {
+    switch (self, outcome) {
+    case (.waiter(let waiter), .success):
+      var element: Element?
+      _ = waiter.complete(tombstones: &tombstones, &effects) { element = $0.element.take() }
+      return element
+    case (.waiter(let waiter), .failure(let error)):
+      _ = waiter.complete(tombstones: &tombstones, &effects) { $0.error = error }
+      return nil
+    case (.element(let element), .success):
+      return element
+    case (.element(let element), .failure):
+      effects.drop([element])
+      return nil
+    }
   }
 }
 
@@ -158,7 +242,7 @@ enum ChannelWake<Element> {
 /// allocate, retain or destroy generically; anything else (callbacks, future observers, several
 /// wakes, dropped elements) goes into `ChannelMoreEffects`, allocated only when needed.
 @usableFromInline
-struct ChannelEffects<Element>: @unchecked Sendable {
+struct ChannelEffects<Element>: Sendable {
   @usableFromInline var resumer: CoroutineWaker?
   @usableFromInline var more: ChannelMoreEffects<Element>?
 
@@ -166,6 +250,7 @@ struct ChannelEffects<Element>: @unchecked Sendable {
 
   /// Resumes `resumer` (already claimed) after unlocking.
   @inlinable mutating func resume(_ resumer: CoroutineWaker) {
+    assert(resumer.isClaimed, "a coroutine is resumed only by the winner of its claim")
     if self.resumer == nil {
       self.resumer = resumer
     } else {

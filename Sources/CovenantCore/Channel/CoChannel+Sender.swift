@@ -8,8 +8,7 @@ extension CoChannel {
   ///   sender.close()
   /// }
   /// ```
-  public final class Sender: CoCancellable, @unchecked Sendable {
-    // `@unchecked Sendable`: an immutable reference to a thread-safe channel.
+  public final class Sender: CoCancellable, Sendable {
     @usableFromInline let channel: CoChannel<Element>
 
     @usableFromInline init(_ channel: CoChannel<Element>) { self.channel = channel }

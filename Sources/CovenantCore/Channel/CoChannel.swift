@@ -24,6 +24,12 @@
 ///   `cancel()` drops everything and fails every waiting and later operation with
 ///   `CoChannelError.canceled`.
 /// - `CoChannel.select` waits on several channel operations at once.
+/// - Memory: a buffer is allocated as it fills — 4 slots for the first element, doubling up to
+///   the capacity — so an empty channel costs the same whatever its capacity (about 240 bytes,
+///   with no buffer at all), and a `.buffered(capacity: 1_024)` outbox that never holds more
+///   than a few elements never holds more than a few slots. The buffer keeps the size it grew
+///   to (a channel that fills and drains again and again allocates only while it first grows);
+///   cancelling the channel frees it.
 ///
 /// Threading: every member may be called from any thread, by any number of senders and
 /// receivers. Each channel has one mutex; callbacks, future observers and coroutine wake-ups
@@ -36,6 +42,8 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case none
     /// Up to `capacity` elements; senders wait while it is full. A channel normalises it, as
     /// SwiftCoroutine does: a capacity of 0 (or less) is `.none`, `Int.max` is `.unlimited`.
+    /// The buffer's memory is allocated as it fills, never up front: a large capacity costs
+    /// nothing until it is used.
     case buffered(capacity: Int)
     /// Any number of elements; senders never wait.
     case unlimited
@@ -45,9 +53,11 @@ public final class CoChannel<Element>: @unchecked Sendable {
 
   @usableFromInline let state: InlineMutex<ChannelState<Element>>
 
-  /// One waiter kept for reuse (retained, or nil), so that a coroutine that waits on this
-  /// channel again and again does not allocate and free a waiter each time.
-  @usableFromInline let spareWaiter = InlineAtomic<UnsafeMutableRawPointer?>(nil)
+  /// One waiter kept for reuse (a `ChannelWaiter<Element>`, retained, or `none`), so that a
+  /// coroutine that waits on this channel again and again does not allocate and free a waiter
+  /// each time. Typed as any object: the channel's `deinit`, unspecialized, releases it
+  /// without the waiter's generic type.
+  @usableFromInline let spareWaiter = InlineAtomic<UnsafeRetainedBits<AnyObject>>(.none)
 
   /// `ChannelState.readiness` as of the end of the last locked operation: lets a `select`
   /// pass over a case that cannot complete without taking the channel's lock. Stored (plainly)
@@ -105,15 +115,15 @@ public final class CoChannel<Element>: @unchecked Sendable {
     // wait forever. Cancel, as SwiftCoroutine's channels do on deinit, so that they all run
     // with `CoChannelError.canceled`. (A suspended coroutine holds the channel, so none waits.)
     cancel()
-    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
-      Unmanaged<AnyObject>.fromOpaque(spare).release()
-    }
+    let spare = spareWaiter.exchange(.none, ordering: .acquiring)
+    if !spare.isNone { spare.release() }
     readiness.deinitialize(count: 1)
     readiness.deallocate()
   }
 
   /// Creates a channel with a buffer of `capacity` elements (`.buffered(capacity:)`): with a
-  /// capacity of 0 (or less) a `.none` channel, with `Int.max` an `.unlimited` one.
+  /// capacity of 0 (or less) a `.none` channel, with `Int.max` an `.unlimited` one. Nothing is
+  /// allocated for the buffer until elements are buffered (see "Memory" above).
   public convenience init(capacity: Int) {
     self.init(bufferType: .buffered(capacity: capacity))
   }
@@ -135,8 +145,9 @@ public final class CoChannel<Element>: @unchecked Sendable {
   /// A waiter for the current coroutine's wait: the spare one if there is one.
   @inlinable
   func makeWaiter(_ waker: CoroutineWaker, element: Element?) -> ChannelWaiter<Element> {
-    if let spare = spareWaiter.exchange(nil, ordering: .acquiring) {
-      let waiter = Unmanaged<ChannelWaiter<Element>>.fromOpaque(spare).takeRetainedValue()
+    let spare = spareWaiter.exchange(.none, ordering: .acquiring)
+    if !spare.isNone {
+      let waiter = spare.assumingObject(ChannelWaiter<Element>.self).take()
       waiter.reuse(waker: waker, element: element)
       return waiter
     }
@@ -148,10 +159,9 @@ public final class CoChannel<Element>: @unchecked Sendable {
   @inlinable
   func recycle(_ waiter: ChannelWaiter<Element>) {
     waiter.clear()
-    let raw = Unmanaged.passRetained(waiter).toOpaque()
-    if let old = spareWaiter.exchange(raw, ordering: .acquiringAndReleasing) {
-      Unmanaged<ChannelWaiter<Element>>.fromOpaque(old).release()
-    }
+    let bits = UnsafeRetainedBits(retaining: waiter).assumingObject(AnyObject.self)
+    let old = spareWaiter.exchange(bits, ordering: .acquiringAndReleasing)
+    if !old.isNone { old.assumingObject(ChannelWaiter<Element>.self).release() }
   }
 
   // MARK: Views

@@ -10,3 +10,7 @@ public enum CoChannelError: Error, Equatable, Sendable {
   /// stages downstream of it).
   case timeout
 }
+
+extension CoChannelError: CancellationReporting {
+  var reportsCancellation: Bool { self == .canceled }
+}

@@ -1,16 +1,20 @@
 /// A growable FIFO ring: O(1) `append` and `popFirst`, no allocation once it has grown to its
 /// working size. The storage of channel buffers and waiter queues, and of `CoMutex`/`CoSemaphore`
 /// waiters.
+///
+/// A new ring allocates nothing (its storage is the shared empty array); the first append makes
+/// 4 slots and each growth doubles them, up to the limit the caller gives (a bounded channel's
+/// capacity), so the storage is what the fullest moment needed, not what could ever be needed.
+/// It never shrinks: a ring that fills and drains again and again allocates only while it first
+/// grows.
 @usableFromInline
 struct RingBuffer<Element> {
-  @usableFromInline var storage: ContiguousArray<Element?>
+  @usableFromInline var storage: ContiguousArray<Element?> = []
   @usableFromInline var head = 0
   @usableFromInline var count = 0
 
-  /// An empty ring with room for `capacity` elements before it first grows.
-  @inlinable init(capacity: Int = 0) {
-    storage = ContiguousArray(repeating: nil, count: max(0, capacity))
-  }
+  /// An empty ring, with no storage yet.
+  @inlinable init() {}
 
   @inlinable var isEmpty: Bool { count == 0 }
 
@@ -19,7 +23,14 @@ struct RingBuffer<Element> {
   @inlinable var last: Element? { count == 0 ? nil : storage[slot(count - 1)] }
 
   @inlinable mutating func append(_ element: Element) {
-    if count == storage.count { grow() }
+    append(element, growingAtMostTo: .max)
+  }
+
+  /// Appends `element`, growing the storage if it is full but never past `limit` slots (the
+  /// caller holds fewer than `limit` elements: a bounded channel's buffer, whose capacity is the
+  /// limit).
+  @inlinable mutating func append(_ element: Element, growingAtMostTo limit: Int) {
+    if count == storage.count { grow(upTo: limit) }
     var index = head + count
     if index >= storage.count { index -= storage.count }
     storage[index] = element
@@ -86,8 +97,10 @@ struct RingBuffer<Element> {
 
   @inlinable func element(at offset: Int) -> Element { storage[slot(offset)]! }
 
-  @inlinable mutating func grow() {
-    let newCapacity = Swift.max(4, storage.count * 2)
+  /// Doubles the storage (at least 4 slots), to `limit` slots at most.
+  @inlinable mutating func grow(upTo limit: Int) {
+    assert(storage.count < limit, "a ring grows only below its limit")
+    let newCapacity = Swift.min(limit, Swift.max(4, storage.count * 2))
     var grown = ContiguousArray<Element?>(repeating: nil, count: newCapacity)
     for offset in 0..<count { grown[offset] = storage[slot(offset)] }
     storage = grown

@@ -44,9 +44,10 @@ struct SelectSlot<Output> {
   /// not complete), or with the outcome of the finished wait (`attempt: false`).
   @usableFromInline let complete: (Pointer, _ attempt: Bool) throws -> Output?
   /// The `CoChannel`, retained by the slot.
-  @usableFromInline let channel: Unmanaged<AnyObject>
-  /// The `ChannelWaiter` of the current wait (retained), if one is queued or holds an outcome.
-  @usableFromInline var waiter: Unmanaged<AnyObject>?
+  @usableFromInline let channel: UnsafeRetainedBits<AnyObject>
+  /// The `ChannelWaiter` of the current wait (retained), if one is queued or holds an outcome;
+  /// else `none`.
+  @usableFromInline var waiter = UnsafeRetainedBits<AnyObject>.none
   /// The `SelectPayload`.
   @usableFromInline var payload = SelectPayloadStorage()
 
@@ -54,7 +55,7 @@ struct SelectSlot<Output> {
   init(
     step: @escaping (Pointer, SelectSlotStep) -> SelectSlotReply,
     complete: @escaping (Pointer, Bool) throws -> Output?,
-    channel: Unmanaged<AnyObject>
+    channel: UnsafeRetainedBits<AnyObject>
   ) {
     self.step = step
     self.complete = complete
@@ -77,7 +78,7 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
       to: SelectSlot(
         step: { slot, step in Self.step(slot, step) },
         complete: { slot, attempt in try Self.complete(slot, attempt: attempt) },
-        channel: Unmanaged.passRetained(channel)))
+        channel: UnsafeRetainedBits<AnyObject>(retaining: channel)))
     SelectPayloadStorage.initialize(&slot.pointee.payload, to: payload)
   }
 
@@ -87,7 +88,8 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     case .register(let waker): return register(slot, waker)
     case .withdraw: return withdraw(slot)
     case .discard:
-      if let waiter = slot.pointee.waiter {
+      let waiter = slot.pointee.waiter
+      if !waiter.isNone {
         channel(of: slot).recycle(waiterObject(waiter))
         waiter.release()
       }
@@ -103,12 +105,13 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     -> SelectSlotReply
   {
     let channel = channel(of: slot)
-    if let done = slot.pointee.waiter {
+    let done = slot.pointee.waiter
+    if !done.isNone {
       // The case won an earlier round of the same select, but a derived receiver's stage
       // dropped what it received: its waiter, completed and out of its queue, is done with.
       channel.recycle(waiterObject(done))
       done.release()
-      slot.pointee.waiter = nil
+      slot.pointee.waiter = .none
     }
     let operation = SelectPayloadStorage.read(&slot.pointee.payload, as: Payload.self).operation
     let waiter = channel.makeWaiter(waker, element: operation.carriedElement)
@@ -117,11 +120,11 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     }
     switch result {
     case .queued:
-      slot.pointee.waiter = Unmanaged.passRetained(waiter)
+      slot.pointee.waiter = UnsafeRetainedBits<AnyObject>(retaining: waiter)
       return .queued
     case .performed(let outcome?):
       operation.store(outcome, in: waiter)
-      slot.pointee.waiter = Unmanaged.passRetained(waiter)
+      slot.pointee.waiter = UnsafeRetainedBits<AnyObject>(retaining: waiter)
       return .won
     case .performed(nil):
       channel.recycle(waiter)
@@ -134,10 +137,11 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
 
   @inlinable
   static func withdraw(_ slot: SelectSlot<Output>.Pointer) -> SelectSlotReply {
-    guard let held = slot.pointee.waiter else { return .lost }
+    let held = slot.pointee.waiter
+    guard !held.isNone else { return .lost }
     let waiter = waiterObject(held)
     if waiter.isDone { return .won }
-    slot.pointee.waiter = nil
+    slot.pointee.waiter = .none
     let operation = SelectPayloadStorage.read(&slot.pointee.payload, as: Payload.self).operation
     channel(of: slot).takeOut(waiter, operation)
     held.release()
@@ -147,12 +151,13 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
   /// The slot's channel (kept alive by the slot).
   @inlinable
   static func channel(of slot: SelectSlot<Output>.Pointer) -> CoChannel<Element> {
-    unsafeDowncast(slot.pointee.channel.takeUnretainedValue(), to: CoChannel<Element>.self)
+    unsafeDowncast(
+      slot.pointee.channel.unmanaged.takeUnretainedValue(), to: CoChannel<Element>.self)
   }
 
   @inlinable
-  static func waiterObject(_ waiter: Unmanaged<AnyObject>) -> ChannelWaiter<Element> {
-    unsafeDowncast(waiter.takeUnretainedValue(), to: ChannelWaiter<Element>.self)
+  static func waiterObject(_ waiter: UnsafeRetainedBits<AnyObject>) -> ChannelWaiter<Element> {
+    unsafeDowncast(waiter.unmanaged.takeUnretainedValue(), to: ChannelWaiter<Element>.self)
   }
 
   @inlinable
@@ -166,7 +171,7 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
       else { return nil }
       outcome = performed
     } else {
-      outcome = payload.operation.outcome(of: waiterObject(slot.pointee.waiter.unsafelyUnwrapped))
+      outcome = payload.operation.outcome(of: waiterObject(slot.pointee.waiter))
     }
     do {
       return try payload.body.run(with: outcome)

@@ -1,6 +1,8 @@
 import Dispatch
 
 /// A block dispatched as a promise task: runs once on its queue.
+// `@unchecked Sendable` (restated from `Reaction`): immutable fields; the block runs once, on
+// its queue, after the dispatch that hands it over.
 final class BlockReaction: Reaction, @unchecked Sendable {
   let queue: DispatchQueue
   let block: () -> Void

@@ -135,9 +135,10 @@ public final class Promise<Value>: @unchecked Sendable {
   /// After the winning resolution (once; deinit cannot run concurrently with it): notifies
   /// the reactions (through the `ResolutionDrain` of this stack), then leaves the group (the
   /// notified reactions have been released by then).
-  @inlinable func finishResolution(_ chain: UInt) {
+  @inlinable func finishResolution(_ chain: ReactionBits) {
+    assert(isInDispatchGroup.load(ordering: .relaxed), "a pending promise leaves the group once")
     isInDispatchGroup.store(false, ordering: .relaxed)
-    if chain == 0 {
+    if chain.isNone {
       DispatchGroup.promises.leave()
     } else {
       ResolutionDrain.notify(chain, owner: self, leavesPromiseGroup: true)

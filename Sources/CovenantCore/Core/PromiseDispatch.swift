@@ -54,6 +54,7 @@ private final class RunOnce: @unchecked Sendable {
   init(_ block: @escaping () -> Void) { self.block = block }
   func run() {
     let block = self.block
+    assert(block != nil, "a dispatched promise block runs once")
     self.block = nil
     block?()
   }

@@ -11,10 +11,12 @@ import Dispatch
 /// Not generic: what every step shares is compiled once, and the generic subclasses hold only
 /// the step's own fields.
 @usableFromInline
+// `@unchecked Sendable` (restated from `Reaction`): `sourceOwner` is published with a releasing
+// store and taken with an acquiring exchange (see `observedResolution`).
 class QueuedReaction: Reaction, @unchecked Sendable {
   @usableFromInline let queue: DispatchQueue
-  /// The resolved source: the retained bits of the owner of its cell, set when notified.
-  @usableFromInline let sourceOwner = InlineAtomic<UInt>(0)
+  /// The resolved source: the owner of its cell, retained, set when notified.
+  @usableFromInline let sourceOwner = InlineAtomic<OwnerBits>(.none)
 
   @usableFromInline init(queue: DispatchQueue) {
     self.queue = queue
@@ -24,29 +26,28 @@ class QueuedReaction: Reaction, @unchecked Sendable {
   @usableFromInline override func observedResolution(
     of owner: Unmanaged<AnyObject>, cell: UnsafeRawPointer
   ) {
-    _ = owner.retain()  // released by `run` (or `deinit`, if never run)
-    // Releasing, paired with the acquiring exchange in `run`: whatever thread runs the step
-    // sees this reaction's fields and the source as they were here, without relying on the
-    // queue hand-over being visible to ThreadSanitizer (libdispatch is not instrumented).
-    sourceOwner.store(UInt(bitPattern: owner.toOpaque()), ordering: .releasing)
+    // Released by `run` (or `deinit`, if never run). Releasing, paired with the acquiring
+    // exchange in `run`: whatever thread runs the step sees this reaction's fields and the
+    // source as they were here, without relying on the queue hand-over being visible to
+    // ThreadSanitizer (libdispatch is not instrumented).
+    assert(sourceOwner.load(ordering: .relaxed).isNone, "a chained step is told once")
+    sourceOwner.store(OwnerBits(retaining: owner), ordering: .releasing)
     PromiseDispatch.dispatch(self, on: queue)
   }
 
   override final func run() {
-    let ownerBits = sourceOwner.exchange(0, ordering: .acquiring)
-    let owner = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: ownerBits)!)
+    let owner = sourceOwner.exchange(.none, ordering: .acquiring)
     defer { owner.release() }  // after the step: the cell lives inside the owner
-    runStep(ResolutionCell.address(in: owner).assumingMemoryBound(to: ResolutionCell.self))
+    runStep(
+      ResolutionCell.address(in: owner.unmanaged).assumingMemoryBound(to: ResolutionCell.self))
   }
 
   /// The step itself, on `queue`, with the resolved source's cell.
   func runStep(_ cell: UnsafePointer<ResolutionCell>) {}
 
   deinit {
-    let ownerBits = sourceOwner.load(ordering: .relaxed)
-    if ownerBits != 0 {
-      Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: ownerBits)!).release()
-    }
+    let owner = sourceOwner.load(ordering: .relaxed)
+    if !owner.isNone { owner.release() }
   }
 
   override final var schedulerIdentity: ObjectIdentifier? { ObjectIdentifier(queue) }

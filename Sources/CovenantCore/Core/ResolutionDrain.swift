@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// The promise core's trampoline: resolving a promise or future uses the same stack space
@@ -67,26 +68,23 @@ struct ResolutionDrain {
   /// function can suspend a coroutine, so it may use the inlined slot access (after a
   /// suspension only the out-of-line one is valid: see `ThreadSlot`).
   @usableFromInline @inline(never)
-  static func notify(_ head: UInt, owner: AnyObject, leavesPromiseGroup: Bool) {
+  static func notify(_ head: ReactionBits, owner: AnyObject, leavesPromiseGroup: Bool) {
+    assert(!head.isNone && head.tags == 0, "a resolution notifies the chain it took")
     let owner = Unmanaged.passUnretained(owner)
-    let first = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: head)!)
     // A lone reaction given up (its link is just the mark) takes the other path: it is told
     // all the same.
-    let isLoneDispatch = first._withUnsafeGuaranteedRef {
-      !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == 0
+    let isLoneDispatch = head.borrow {
+      !$0.resolvesInlineWhenTold && $0.nextInChain.load(ordering: .relaxed) == .none
     }
     if isLoneDispatch {
-      first.takeRetainedValue().observedResolution(
-        of: owner, cell: ResolutionCell.address(in: owner))
-    } else if let drain = cov_tls_get(ThreadSlot.resolution) {
+      head.take().observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
+    } else if let drain = ThreadSlot.loadBeforeAnySuspension(ThreadSlot.resolution) {
       let rest = tellDispatches(head, owner: owner)
-      if rest != 0 {
-        var word = UInt(bitPattern: owner.toOpaque())
-        assert(word & QueuedChain.flagMask == 0, "an object's address has free low bits")
-        word |= QueuedChain.ownerRetained
-        if leavesPromiseGroup { word |= QueuedChain.leavesPromiseGroup }
-        _ = owner.retain()  // released once its chain has been told
-        queue(QueuedChain(owner: word, next: rest), in: drain)
+      if !rest.isNone {
+        // The owner is retained until its chain has been told (`QueuedChain.finish`).
+        let queued = QueuedChain(
+          owner: OwnerBits(retaining: owner), leavesPromiseGroup: leavesPromiseGroup, next: rest)
+        queue(queued, in: drain)
         return
       }
     } else {
@@ -99,19 +97,19 @@ struct ResolutionDrain {
   /// the others, still linked in their order (0 if none), to be queued. So the blocks chained
   /// with `then` and friends are dispatched in registration order, before any block chained
   /// after the resolution, exactly as when nothing is queued.
-  private static func tellDispatches(_ head: UInt, owner: Unmanaged<AnyObject>) -> UInt {
+  private static func tellDispatches(_ head: ReactionBits, owner: Unmanaged<AnyObject>)
+    -> ReactionBits
+  {
     var next = head
-    var rest: UInt = 0
+    var rest = ReactionBits.none
     var restTail: Unmanaged<Reaction>?
-    while next != 0 {
+    while !next.isNone {
       let bits = next
-      let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+      let reaction = bits.unmanaged
       // Read before telling it: a told reaction may at once be linked into another chain.
-      next = reaction._withUnsafeGuaranteedRef {
-        $0.nextInChain.load(ordering: .relaxed) & ~ReactionChain.givenUpMark
-      }
-      if reaction._withUnsafeGuaranteedRef({ $0.resolvesInlineWhenTold }) {
-        reaction._withUnsafeGuaranteedRef { $0.nextInChain.store(0, ordering: .relaxed) }
+      next = bits.borrow { $0.nextInChain.load(ordering: .relaxed).untagged }
+      if bits.borrow({ $0.resolvesInlineWhenTold }) {
+        bits.borrow { $0.nextInChain.store(.none, ordering: .relaxed) }
         if let restTail {
           restTail._withUnsafeGuaranteedRef { $0.nextInChain.store(bits, ordering: .relaxed) }
         } else {
@@ -119,8 +117,9 @@ struct ResolutionDrain {
         }
         restTail = reaction
       } else {
-        reaction.takeRetainedValue().observedResolution(
-          of: owner, cell: ResolutionCell.address(in: owner))
+        let told = bits.take()
+        told.poisonLink()  // read above
+        told.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
       }
     }
     return rest
@@ -129,30 +128,32 @@ struct ResolutionDrain {
   /// The outermost resolution on this stack: tells its chain right here, each reaction
   /// followed by what it queued, with a drain installed for the resolutions they make.
   @inline(never)
-  private static func tellAsDrain(_ head: UInt, owner: Unmanaged<AnyObject>) {
+  private static func tellAsDrain(_ head: ReactionBits, owner: Unmanaged<AnyObject>) {
     withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
       var drain = ResolutionDrain(
         stack: cov_fiber_current(), entries: frame.baseAddress!, capacity: capacityInFrame,
         count: 0)
       withUnsafeMutablePointer(to: &drain) { drain in
-        cov_tls_set(ThreadSlot.resolution, drain)
+        assert(
+          ThreadSlot.loadBeforeAnySuspension(ThreadSlot.resolution) == nil,
+          "a stack has one drain: the outermost resolution on it")
+        ThreadSlot.storeBeforeAnySuspension(ThreadSlot.resolution, drain)
         let cell = ResolutionCell.address(in: owner)
         var next = head
         repeat {
           do {
-            let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: next)!)
-              .takeRetainedValue()
+            let reaction = next.take()
             // Read before telling it: a told reaction may at once be linked into another chain.
-            next = reaction.nextInChain.load(ordering: .relaxed) & ~ReactionChain.givenUpMark
+            next = reaction.takeLink()
             reaction.observedResolution(of: owner, cell: cell)
           }
           if drain.pointee.count != 0 {
             reverseQueued(drain, from: 0)
             tellQueued(drain)
           }
-        } while next != 0
+        } while !next.isNone
         // Out of line: a coroutine that suspended in an observer may be on another thread now.
-        cov_tls_store(ThreadSlot.resolution, nil)
+        ThreadSlot.store(ThreadSlot.resolution, nil)
         if drain.pointee.holdsPromiseGroup || drain.pointee.entriesOnHeap { end(drain) }
       }
     }
@@ -173,7 +174,9 @@ struct ResolutionDrain {
   /// instructions on every await).
   @inline(never)
   static func tellQueuedBeforeWaiting() {
-    if let drain = cov_tls_get(ThreadSlot.resolution) { tellQueuedBeforeWaiting(in: drain) }
+    if let drain = ThreadSlot.loadBeforeAnySuspension(ThreadSlot.resolution) {
+      tellQueuedBeforeWaiting(in: drain)
+    }
   }
 
   @inline(never)
@@ -186,6 +189,7 @@ struct ResolutionDrain {
     let drain = raw.assumingMemoryBound(to: ResolutionDrain.self)
     guard drain.pointee.stack == cov_fiber_current() else { return }
     let mark = drain.pointee.mark
+    assert(mark <= drain.pointee.count, "a drain's mark counts chains it still holds")
     guard drain.pointee.count > mark else { return }
     reverseQueued(drain, from: mark)
     tellQueued(drain, downTo: mark)
@@ -195,20 +199,24 @@ struct ResolutionDrain {
   /// nobody will notify. Releasing a reaction can deallocate further pending promises (the
   /// ones it would have resolved): their chains are queued too, so a long unresolved chain is
   /// released by one loop, not by nested deinitializers.
-  static func release(_ head: UInt) {
-    if let drain = cov_tls_load(ThreadSlot.resolution) {
-      queue(QueuedChain(owner: 0, next: head), in: drain)
+  ///
+  /// Never inlined, as every function that publishes a drain in its frame: the frame, and the
+  /// slot's value, then belong to this function alone.
+  @inline(never)
+  static func release(_ head: ReactionBits) {
+    if let drain = ThreadSlot.load(ThreadSlot.resolution) {
+      queue(QueuedChain(toRelease: head), in: drain)
       return
     }
     withUnsafeTemporaryAllocation(of: QueuedChain.self, capacity: capacityInFrame) { frame in
       var drain = ResolutionDrain(
         stack: cov_fiber_current(), entries: frame.baseAddress!, capacity: capacityInFrame,
         count: 1)
-      drain.entries.initialize(to: QueuedChain(owner: 0, next: head))
+      drain.entries.initialize(to: QueuedChain(toRelease: head))
       withUnsafeMutablePointer(to: &drain) { drain in
-        cov_tls_store(ThreadSlot.resolution, drain)
+        ThreadSlot.store(ThreadSlot.resolution, drain)
         tellQueued(drain)
-        cov_tls_store(ThreadSlot.resolution, nil)
+        ThreadSlot.store(ThreadSlot.resolution, nil)
         end(drain)
       }
     }
@@ -216,6 +224,7 @@ struct ResolutionDrain {
 
   /// Gives back what the drain took on the way: its unit of the promise group, its heap room.
   private static func end(_ drain: UnsafeMutablePointer<ResolutionDrain>) {
+    assert(drain.pointee.count == 0, "a drain ends once everything queued in it was told")
     if drain.pointee.holdsPromiseGroup { DispatchGroup.promises.leave() }
     if drain.pointee.entriesOnHeap { drain.pointee.entries.deallocate() }
   }
@@ -230,23 +239,28 @@ struct ResolutionDrain {
   private static func tellQueued(
     _ drain: UnsafeMutablePointer<ResolutionDrain>, downTo floor: Int = 0
   ) {
+    assert(drain.pointee.count >= floor, "a drain tells only the chains above its floor")
     while drain.pointee.count > floor {
       let top = drain.pointee.count - 1
       let chain = drain.pointee.entries[top]
-      let next: UInt
+      let next: ReactionBits
       let mark: Int
       do {
-        let reaction = Unmanaged<Reaction>.fromOpaque(UnsafeRawPointer(bitPattern: chain.next)!)
-          .takeRetainedValue()
+        let reaction = chain.next.take()
         // Read before telling it: a told reaction may at once be linked into another chain.
         let link = reaction.nextInChain.load(ordering: .relaxed)
-        next = link & ~ReactionChain.givenUpMark
-        if next != 0 { drain.pointee.entries[top].next = next } else { drain.pointee.count = top }
+        next = reaction.takeLink()
+        if !next.isNone {
+          drain.pointee.entries[top].next = next
+        } else {
+          drain.pointee.count = top
+        }
         mark = drain.pointee.count
+        assert(mark >= floor, "a reaction tells only what was queued above the drain's floor")
         drain.pointee.mark = mark
         if let owner = chain.ownerObject {
           reaction.observedResolution(of: owner, cell: ResolutionCell.address(in: owner))
-        } else if link & ReactionChain.givenUpMark != 0 {
+        } else if link.tags & ReactionChain.givenUpMark != 0 {
           // Given up in a cell that is gone: telling it frees its link (it reads no owner).
           tellGivenUp(reaction)
         }
@@ -254,7 +268,7 @@ struct ResolutionDrain {
         // deallocate pending promises and queue their chains).
       }
       reverseQueued(drain, from: mark)
-      if next == 0 { chain.finish() }
+      if next.isNone { chain.finish() }
     }
     drain.pointee.mark = floor
   }
@@ -281,7 +295,9 @@ struct ResolutionDrain {
 
   /// Queues `chain` in the drain `raw` (the value of the thread-local slot).
   private static func queue(_ chain: QueuedChain, in raw: UnsafeMutableRawPointer) {
+    assert(!chain.next.isNone, "a queued chain has a reaction to tell")
     let drain = raw.assumingMemoryBound(to: ResolutionDrain.self)
+    assert(drain.pointee.count <= drain.pointee.capacity, "a drain's queue fits its room")
     if !drain.pointee.holdsPromiseGroup {
       DispatchGroup.promises.enter()
       drain.pointee.holdsPromiseGroup = true
@@ -308,33 +324,6 @@ extension UnsafeMutablePointer where Pointee == QueuedChain {
     let saved = self[i]
     self[i] = self[j]
     self[j] = saved
-  }
-}
-
-/// A chain of reactions queued in a `ResolutionDrain`: the rest of a resolved cell's observer
-/// chain, with the cell's owner.
-struct QueuedChain {
-  /// The owner's address with the flags below in its low bits (an object's address is at least
-  /// word-aligned); 0 for a chain only to release.
-  var owner: UInt
-  /// The next reaction to tell: the bits of a retained reference, linked through `nextInChain`.
-  var next: UInt
-
-  static let ownerRetained: UInt = 1
-  static let leavesPromiseGroup: UInt = 2
-  static let flagMask: UInt = 3
-
-  var ownerObject: Unmanaged<AnyObject>? {
-    let bits = owner & ~Self.flagMask
-    guard bits != 0 else { return nil }
-    return Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-  }
-
-  /// After its last reaction was told: the owner leaves the promise group if it is a promise,
-  /// and is released if the drain retained it.
-  func finish() {
-    if owner & Self.leavesPromiseGroup != 0 { DispatchGroup.promises.leave() }
-    if owner & Self.ownerRetained != 0 { ownerObject?.release() }
   }
 }
 

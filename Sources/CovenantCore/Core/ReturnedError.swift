@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 
 // google/promises turns every value a block returns into an Objective-C object; a value of a
 // type declared as an error becomes an `NSError` there, and an `NSError` rejects. Standard value

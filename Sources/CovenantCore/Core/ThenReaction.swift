@@ -9,6 +9,8 @@ import Dispatch
 /// mentions `Result` or another generic type does, which is why the other steps live in
 /// `TransformReaction`). No `Result` is built either.
 @usableFromInline
+// `@unchecked Sendable` (restated from `Reaction`): immutable fields, set before the step is
+// registered; the step runs once, on its queue.
 final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
   @usableFromInline let derived: Promise<Derived>
   @usableFromInline let map: ((Source) throws -> Derived)?
@@ -24,6 +26,7 @@ final class ThenReaction<Source, Derived>: QueuedReaction, @unchecked Sendable {
     queue: DispatchQueue, derived: Promise<Derived>, map: ((Source) throws -> Derived)? = nil,
     passThrough: ((Source) throws -> Void)? = nil
   ) {
+    assert((map == nil) != (passThrough == nil), "a `then` step maps or passes its value through")
     self.derived = derived
     self.map = map
     self.passThrough = passThrough

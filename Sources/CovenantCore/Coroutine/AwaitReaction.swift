@@ -1,6 +1,7 @@
 /// A registration in an awaited cell for a coroutine that cannot register itself (see
 /// `CoroutineContext.awaitResolution`): resumes the await whose generation it carries (a stale
 /// notification finds its claim refused).
+// `@unchecked Sendable` (restated from `Reaction`): immutable fields.
 final class AwaitReaction: Reaction, @unchecked Sendable {
   let coroutine: CoroutineContext
   let generation: UInt64

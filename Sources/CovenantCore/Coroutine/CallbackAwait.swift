@@ -25,13 +25,14 @@ final class CallbackAwait<T>: @unchecked Sendable {
   func deliver(_ value: T) {
     guard waker.claim() else { return }
     self.value = value
-    _ = Unmanaged.passUnretained(self).retain()  // the coroutine's, taken before it may run
+    // The coroutine's retain, made before it may run, given back by `takeValue`.
+    _ = UnsafeRetainedBits(retaining: self)
     waker.wake()
   }
 
   /// The delivered value, for the coroutine the delivery woke; gives back the reference the
   /// delivery left.
   static func takeValue(_ pending: Unmanaged<CallbackAwait>) -> T {
-    pending.takeRetainedValue().value.unsafelyUnwrapped
+    UnsafeRetainedBits(ownedElsewhere: pending).take().value.unsafelyUnwrapped
   }
 }

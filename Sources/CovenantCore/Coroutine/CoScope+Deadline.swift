@@ -31,3 +31,24 @@ extension CoScope {
     whenComplete { timer.cancel() }
   }
 }
+
+extension CoScope {
+  /// `cancel(after:on:)` with a `Duration`: cancels the scope `delay` from now, unless it is
+  /// cancelled (or deallocated) before.
+  ///
+  /// ```swift
+  /// let perPage: Duration = .milliseconds(300)
+  /// scope.cancel(after: perPage * urls.count)     // one deadline for the whole batch
+  /// ```
+  ///
+  /// As the `DispatchTimeInterval` form: the timer is `scheduler`'s (by default, from a
+  /// coroutine, its scheduler's: virtual time on CovenantTesting's `TestScheduler`), holds the
+  /// scope weakly and goes when the scope completes; a negative delay counts as zero; the
+  /// earliest of several deadlines wins. Disfavoured against that form, so that
+  /// `cancel(after: .seconds(10))` keeps meaning what it meant.
+  @available(macOS 13, iOS 16, tvOS 16, watchOS 9, *)
+  @_disfavoredOverload
+  public func cancel(after delay: Duration, on scheduler: (any CoroutineScheduler)? = nil) {
+    cancel(after: delay.dispatchTimeInterval, on: scheduler)
+  }
+}

@@ -2,8 +2,8 @@
 /// `CoroutineContext.whenFinished`).
 final class CompletionCallback {
   let callback: () -> Void
-  /// The bits of the retained previous node, or 0.
-  var next: UInt = 0
+  /// The node added before this one, retained (`none` for the first).
+  var next = CallbackBits.none
 
   init(_ callback: @escaping () -> Void) { self.callback = callback }
 }

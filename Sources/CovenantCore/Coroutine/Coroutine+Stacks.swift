@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 
 extension Coroutine {
   /// The stack mode of coroutines whose start and scheduler do not choose one (initially

@@ -16,8 +16,9 @@
 /// adders wait for it to go (removals are rare and short); a finisher that finds it set leaves
 /// the callbacks to the remover, which runs them once it sees it could not put the word back.
 extension CoroutineContext {
-  static let finishedMark: UInt = 1
-  /// Set on the head's bits (nodes are at least 16-aligned) while a removal walks the list.
+  /// The word once the coroutine has finished: no callback, tagged.
+  static var finishedMark: CallbackBits { CallbackBits(unsafeWord: 1) }
+  /// Tagged on the head while a removal walks the list.
   static let removingMark: UInt = 2
 
   /// Registers `callback` to run when the coroutine finishes (at once if it has), and returns
@@ -25,10 +26,10 @@ extension CoroutineContext {
   @discardableResult
   func whenFinished(_ callback: @escaping () -> Void) -> CompletionCallback? {
     let node = CompletionCallback(callback)
-    let bits = UInt(bitPattern: Unmanaged.passRetained(node).toOpaque())
+    let bits = CallbackBits(retaining: node)
     var current = completion.load(ordering: .acquiring)
     while current != Self.finishedMark {
-      if _slowPath(current & Self.removingMark != 0) {
+      if _slowPath(current.tags & Self.removingMark != 0) {
         current = waitForRemoval()
         continue
       }
@@ -38,7 +39,8 @@ extension CoroutineContext {
       if exchanged { return node }
       current = original
     }
-    Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release()
+    node.next = .none
+    bits.release()
     callback()
     return nil
   }
@@ -49,7 +51,8 @@ extension CoroutineContext {
   @inline(__always)
   func runFinishCallbacks() {
     let last = completion.exchange(Self.finishedMark, ordering: .acquiringAndReleasing)
-    guard last != 0, last & Self.removingMark == 0 else { return }
+    assert(last != Self.finishedMark, "a coroutine finishes once")
+    guard !last.isNone, last.tags & Self.removingMark == 0 else { return }
     Self.run(last)
   }
 
@@ -59,7 +62,7 @@ extension CoroutineContext {
   @discardableResult
   func removeFinishCallback(_ node: CompletionCallback) -> Bool {
     guard let head = lockCallbacks() else { return false }
-    let target = UInt(bitPattern: Unmanaged.passUnretained(node).toOpaque())
+    let target = CallbackBits(ownedElsewhere: Unmanaged.passUnretained(node))
     var newHead = head
     var found = false
     if head == target {
@@ -67,7 +70,7 @@ extension CoroutineContext {
       found = true
     } else {
       var bits = head
-      while bits != 0 {
+      while !bits.isNone {
         let previous = Self.node(bits)
         if previous.next == target {
           previous.next = node.next
@@ -78,8 +81,8 @@ extension CoroutineContext {
       }
     }
     unlockCallbacks(head, newHead: newHead)
-    // The list's reference; the caller's keeps the node itself.
-    if found { Unmanaged.passUnretained(node).release() }
+    // The list's retain of the node, now unlinked; the caller's keeps the node itself.
+    if found { target.release() }
     return found
   }
 
@@ -88,7 +91,7 @@ extension CoroutineContext {
     guard let head = lockCallbacks() else { return 0 }
     var count = 0
     var bits = head
-    while bits != 0 {
+    while !bits.isNone {
       count += 1
       bits = Self.node(bits).next
     }
@@ -96,17 +99,18 @@ extension CoroutineContext {
     return count
   }
 
-  /// Sets `removingMark`; returns the head it was set on, or `nil` if the coroutine has
-  /// finished (nothing to take out).
-  private func lockCallbacks() -> UInt? {
+  /// Tags `removingMark` on the head; returns the head it was set on, or `nil` if the
+  /// coroutine has finished (nothing to take out).
+  private func lockCallbacks() -> CallbackBits? {
     var current = completion.load(ordering: .acquiring)
     while current != Self.finishedMark {
-      if current & Self.removingMark != 0 {
+      if current.tags & Self.removingMark != 0 {
         current = waitForRemoval()
         continue
       }
       let (exchanged, original) = completion.compareExchange(
-        expected: current, desired: current | Self.removingMark, ordering: .acquiringAndReleasing)
+        expected: current, desired: current.tagged(Self.removingMark),
+        ordering: .acquiringAndReleasing)
       if exchanged { return current }
       current = original
     }
@@ -115,38 +119,41 @@ extension CoroutineContext {
 
   /// Puts the list back as `newHead` after `lockCallbacks` returned `head`; if the coroutine
   /// finished meanwhile (`runFinishCallbacks` left the list to this removal), runs it.
-  private func unlockCallbacks(_ head: UInt, newHead: UInt) {
+  private func unlockCallbacks(_ head: CallbackBits, newHead: CallbackBits) {
     let (restored, _) = completion.compareExchange(
-      expected: head | Self.removingMark, desired: newHead, ordering: .acquiringAndReleasing)
-    if !restored, newHead != 0 { Self.run(newHead) }
+      expected: head.tagged(Self.removingMark), desired: newHead,
+      ordering: .acquiringAndReleasing)
+    if !restored, !newHead.isNone { Self.run(newHead) }
   }
 
   /// Waits while another thread removes a callback (a few loads of a short list); returns the
   /// word it left.
   @inline(never)
-  private func waitForRemoval() -> UInt {
+  private func waitForRemoval() -> CallbackBits {
     while true {
       let current = completion.load(ordering: .acquiring)
-      if current & Self.removingMark == 0 || current == Self.finishedMark { return current }
+      if current.tags & Self.removingMark == 0 || current == Self.finishedMark { return current }
       sched_yield()
     }
   }
 
-  private static func node(_ bits: UInt) -> CompletionCallback {
-    Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-      .takeUnretainedValue()
+  private static func node(_ bits: CallbackBits) -> CompletionCallback {
+    bits.unmanaged.takeUnretainedValue()
   }
 
   /// Runs (and releases) the callbacks of the list `last`, first added first.
-  private static func run(_ last: UInt) {
+  private static func run(_ last: CallbackBits) {
     var callbacks: [() -> Void] = []
     var bits = last
-    while bits != 0 {
-      let node = Unmanaged<CompletionCallback>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-        .takeRetainedValue()
+    while !bits.isNone {
+      let node = bits.take()
       callbacks.append(node.callback)
       bits = node.next
+      node.next = .none
     }
     for callback in callbacks.reversed() { callback() }
   }
 }
+
+/// A retained reference to a `whenFinished` callback's node.
+typealias CallbackBits = UnsafeRetainedBits<CompletionCallback>

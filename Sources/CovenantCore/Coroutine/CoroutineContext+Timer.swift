@@ -53,11 +53,13 @@ extension CoroutineContext {
     after delay: DispatchTimeInterval, deadline: UInt64? = nil, generation: UInt64,
     reason: UInt64 = WaitState.timedOutWake
   ) -> Bool {
-    guard wait.flags & WaitState.claimed == 0, let nanoseconds = delay.clampedNanoseconds else {
-      return false
-    }
-    let token = TimerToken(generation: generation, reason: reason)
+    // Made before anything else, so that every wait a snapshot sees as timed has its entry,
+    // which the snapshot reads (the entry is never replaced: see `timedWaitTimeout`).
     if timerEntry == nil { timerEntry = CoroutineTimerEntry(self) }
+    let nanoseconds = delay.clampedNanoseconds
+    timerEntry.unsafelyUnwrapped.timeoutForSnapshots.store(nanoseconds ?? .max, ordering: .relaxed)
+    guard wait.flags & WaitState.claimed == 0, let nanoseconds else { return false }
+    let token = TimerToken(generation: generation, reason: reason)
     // Unretained: the coroutine keeps its entry until it finishes.
     Unmanaged.passUnretained(timerEntry.unsafelyUnwrapped)._withUnsafeGuaranteedRef { entry in
       if isOnDispatchQueue {

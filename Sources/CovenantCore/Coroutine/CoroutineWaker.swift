@@ -6,16 +6,25 @@
 /// channels, so the type and its methods are `@usableFromInline`; the coroutine machinery
 /// behind them stays internal.
 ///
-/// `@unchecked Sendable`: a waker is meant to be called from any thread; its state is atomic.
+/// A waker is meant to be called from any thread: its state is the coroutine's atomic
+/// `WaitState`.
 @usableFromInline
-struct CoroutineWaker: @unchecked Sendable {
+struct CoroutineWaker: Sendable {
   let coroutine: CoroutineContext
   let generation: UInt64
 
   /// Wins the right to resume this await; false if someone else already did (or it is over).
   @usableFromInline func claim() -> Bool { coroutine.wait.claim(generation) }
 
-  /// Lets the coroutine continue; call exactly once after a successful `claim()`.
+  /// Whether this await has been claimed, and not woken yet (for assertions).
+  @usableFromInline var isClaimed: Bool {
+    let flags = coroutine.wait.flags
+    return coroutine.wait.currentGeneration == generation && flags & WaitState.claimed != 0
+      && flags & WaitState.woken == 0
+  }
+
+  /// Lets the coroutine continue; call exactly once after a successful `claim()` (debug builds
+  /// check both: `WaitState.wake`).
   @usableFromInline func wake() {
     if coroutine.wait.wake() { coroutine.schedule() }
   }

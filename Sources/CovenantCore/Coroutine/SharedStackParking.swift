@@ -15,12 +15,16 @@ enum SharedStackParking {
 
   private static let installed: Void = cov_fiber_set_parking_hooks(
     { argument in
-      let coroutine = Unmanaged<CoroutineContext>.fromOpaque(argument!).retain()
+      // The parked coroutine's retain, carried by the C layer's `argument` until `unpark`.
+      let coroutine = UnsafeRetainedBits(
+        retaining: Unmanaged<CoroutineContext>.fromOpaque(argument!))
       // Before the stack's lock is released: the unpark, and so the next resume, come after.
-      let slot = coroutine._withUnsafeGuaranteedRef { $0.registrySlot }
+      let slot = coroutine.borrow { $0.registrySlot }
       cov_registry_note_switched_out(
         slot, UInt64(COV_ACTIVITY_READY), UInt64(CoroutineWaitKind.sharedStack.rawValue))
     },
-    { argument in Unmanaged<CoroutineContext>.fromOpaque(argument!).takeRetainedValue().schedule() }
+    { argument in
+      UnsafeRetainedBits<CoroutineContext>(unsafeContext: argument).take().schedule()
+    }
   )
 }

@@ -31,6 +31,11 @@ struct WaitState: ~Copyable {
 
   /// Opens the next generation (called by the coroutine itself, only when not claimable).
   func begin(_ generation: UInt64) {
+    assert(
+      word.load(ordering: .relaxed) & Self.claimed != 0,
+      "an await opens only once the previous one was claimed (nothing can claim it any more)")
+    assert(
+      generation == currentGeneration &+ 1, "an await opens the generation after the last one")
     word.store(generation << Self.flagBits, ordering: .sequentiallyConsistent)
   }
 
@@ -41,6 +46,9 @@ struct WaitState: ~Copyable {
   /// Wins the right to resume generation `generation`, or returns false. `reason` is
   /// `canceledWake`, `timedOutWake` or 0 (a delivery).
   func claim(_ generation: UInt64, reason: UInt64 = 0) -> Bool {
+    assert(
+      reason == 0 || reason == Self.canceledWake || reason == Self.timedOutWake,
+      "a claim is a delivery, a cancel or a timeout")
     var current = word.load(ordering: .relaxed)
     let extra = Self.claimed | reason
     while current >> Self.flagBits == generation && current & Self.claimed == 0 {
@@ -67,12 +75,17 @@ struct WaitState: ~Copyable {
   /// Marks the claimed await as woken. Returns true if the coroutine had already suspended, in
   /// which case the caller must schedule it.
   func wake() -> Bool {
-    word.bitwiseOr(Self.woken, ordering: .acquiringAndReleasing).oldValue & Self.suspended != 0
+    let old = word.bitwiseOr(Self.woken, ordering: .acquiringAndReleasing).oldValue
+    assert(old & Self.claimed != 0, "only the claim winner wakes an await")
+    assert(old & Self.woken == 0, "an await is woken once")
+    return old & Self.suspended != 0
   }
 
   /// Marks the coroutine's stack as free. Returns true if it was woken meanwhile, in which case
   /// the caller must continue it at once.
   func confirmSuspended() -> Bool {
-    word.bitwiseOr(Self.suspended, ordering: .acquiringAndReleasing).oldValue & Self.woken != 0
+    let old = word.bitwiseOr(Self.suspended, ordering: .acquiringAndReleasing).oldValue
+    assert(old & Self.suspended == 0, "a coroutine switches out once per await")
+    return old & Self.woken != 0
   }
 }

@@ -24,6 +24,9 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
   public let wait: Wait?
   /// Whether the wait also ends at a timeout (`await(timeout:)`, a timed `select`, …).
   public let waitHasTimeout: Bool
+  /// The length of that timeout, in seconds, while the coroutine is switched out in a timed
+  /// wait (`nil` for other waits, and for a timeout of `.never`).
+  public let timeoutSeconds: Double?
   /// How long it has been suspended or ready, in seconds (`nil` while it runs, before its first
   /// run, and for generators).
   public let waitingSeconds: Double?
@@ -48,6 +51,18 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
   /// snapshot was taken without backtraces).
   public let backtrace: [Frame]
 
+  /// How much of the timed wait's timeout is left, in seconds, as of the snapshot: the
+  /// timeout less the time spent waiting so far (``waitingSeconds``, counted from when the
+  /// coroutine switched out, which is when its timer started); negative once the timeout has
+  /// passed and the coroutine has not been woken yet. `nil` unless ``timeoutSeconds`` is known.
+  /// It is real time: on a scheduler whose clock is virtual (CovenantTesting's
+  /// `TestScheduler`), the timeout runs on that clock instead, and this says only how much real
+  /// time has passed.
+  public var timeoutRemainingSeconds: Double? {
+    guard let timeoutSeconds, let waitingSeconds else { return nil }
+    return timeoutSeconds - waitingSeconds
+  }
+
   /// `file:line`, or `unknown` when the start did not record it.
   public var startSite: String {
     guard let startFile else { return "unknown" }
@@ -67,7 +82,15 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
     var parts: [String] = []
     if let wait, state == .suspended || state == .ready {
       var text = state == .ready ? "ready: \(wait)" : "\(wait)"
-      if waitHasTimeout { text += ", with a timeout" }
+      if let timeoutSeconds, let remaining = timeoutRemainingSeconds {
+        let timeout = CoroutineInfo.preciseDuration(timeoutSeconds)
+        text +=
+          remaining >= 0
+          ? ", \(CoroutineInfo.preciseDuration(remaining)) left of a \(timeout) timeout"
+          : ", \(timeout) timeout overdue by \(CoroutineInfo.duration(-remaining))"
+      } else if waitHasTimeout {
+        text += ", with a timeout"
+      }
       parts.append(text)
     } else {
       parts.append(state.description)
@@ -172,12 +195,20 @@ public struct CoroutineInfo: Sendable, Identifiable, CustomStringConvertible {
     }
   }
 
+  /// `duration`, with the seconds beyond whole minutes (`1 min 30 s`): for what is left of a
+  /// delay or a timeout, where a minute's rounding would hide most of it.
+  static func preciseDuration(_ seconds: Double) -> String {
+    guard seconds >= 60 else { return duration(seconds) }
+    let whole = Int(seconds)
+    return whole % 60 == 0 ? "\(whole / 60) min" : "\(whole / 60) min \(whole % 60) s"
+  }
+
   /// "N ms left" or "overdue by N ms", for a delay's deadline.
   static func remaining(until deadline: DispatchTime) -> String {
     let now = DispatchTime.now().uptimeNanoseconds
     let target = deadline.uptimeNanoseconds
     return target >= now
-      ? "\(duration(Double(target - now) / 1e9)) left"
+      ? "\(preciseDuration(Double(target - now) / 1e9)) left"
       : "overdue by \(duration(Double(now - target) / 1e9))"
   }
 

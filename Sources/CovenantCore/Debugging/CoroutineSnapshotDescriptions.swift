@@ -56,17 +56,17 @@ final class CoroutineSnapshotDescriptions {
   /// `queue "label"`, a description of another scheduler, or `immediate`.
   func scheduler(_ record: RawCoroutineRecord) -> String {
     if let queue = record.queue {
-      let key = UInt(bitPattern: queue.toOpaque())
+      let key = queue.unsafeWord
       if let known = schedulers[key] { return known }
-      let label = queue._withUnsafeGuaranteedRef { $0.label }
+      let label = queue.borrow { $0.label }
       let text = label.isEmpty ? "an unlabelled queue" : "queue \"\(label)\""
       schedulers[key] = text
       return text
     }
     if let object = record.schedulerObject {
-      let key = UInt(bitPattern: object.toOpaque())
+      let key = object.unsafeWord
       if let known = schedulers[key] { return known }
-      let text = object._withUnsafeGuaranteedRef { object -> String in
+      let text = object.borrow { object -> String in
         if let described = object as? any CoroutineSchedulerDescribing {
           return described.coroutineSchedulerDescription
         }

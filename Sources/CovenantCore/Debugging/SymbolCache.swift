@@ -33,12 +33,18 @@ final class SymbolCache {
   }
 
   /// The module of a Swift symbol: the first identifier of its mangling (`$s12CovenantCore…`,
-  /// `_$s…` on Apple platforms); `nil` for other symbols. Word substitutions never occur in the
+  /// `_$s…` on Apple platforms), or the standard library's own substitutions for its module and
+  /// types (`$ss6Result…`, `$sSa…` for `Array`: `Swift`; `$sSc…`: `_Concurrency`; `$sSo…`:
+  /// `__C`, imported C types); `nil` for other symbols. Word substitutions never occur in the
   /// first identifier, so its length and characters are literal.
   static func swiftModule(ofMangledName name: String) -> String? {
     var rest = Substring(name)
     for prefix in ["_$s", "$s", "_$S", "$S"] where rest.hasPrefix(prefix) {
       rest = rest.dropFirst(prefix.count)
+      if rest.hasPrefix("s") { return "Swift" }
+      if rest.hasPrefix("S"), let kind = rest.dropFirst().first, kind.isLetter {
+        return kind == "c" ? "_Concurrency" : kind == "o" ? "__C" : "Swift"
+      }
       let digits = rest.prefix { $0.isASCII && $0.isNumber }
       guard let length = Int(digits), length > 0 else { return nil }
       let identifier = rest.dropFirst(digits.count).prefix(length)

@@ -53,7 +53,7 @@ public class CoFuture<Value>: @unchecked Sendable {
     // resolution being notified on this stack queues them, and this object is gone by then.
     if cell.currentStatus == CellStatus.pending {
       let chain = cell.takeChainOfAbandoned()
-      if chain != 0 {
+      if !chain.isNone {
         ResolutionDrain.notify(chain, owner: abandonedFuture, leavesPromiseGroup: false)
       }
     }

@@ -5,3 +5,7 @@ public enum CoFutureError: Error, Equatable, Sendable {
   /// `await(timeout:)` expired; the future itself is not cancelled.
   case timeout
 }
+
+extension CoFutureError: CancellationReporting {
+  var reportsCancellation: Bool { self == .canceled }
+}

@@ -9,6 +9,7 @@
 /// Only the first completion counts; later `success`, `fail` and `complete` calls are ignored.
 /// Dropping the last reference to a pending promise fails its observers with
 /// `CoFutureError.canceled`. Safe to complete from any thread.
+// `@unchecked Sendable` (restated from `CoFuture`): no state of its own.
 public final class CoPromise<Value>: CoFuture<Value>, @unchecked Sendable {
   /// Creates a pending promise.
   @inlinable public override init() { super.init() }

@@ -1,7 +1,9 @@
 /// The future of a coroutine started with `coroutineFuture`: it knows its coroutine, so that
 /// `join()` and `CoScope.join()` can wait until the body has really ended (a cancelled future
 /// fails at once, while its body runs on to its next suspension point).
-final class CoroutineFuture<Value>: CoFuture<Value>, JoinableFuture, @unchecked Sendable {
+final class CoroutineFuture<Value>: CoFuture<Value>, JoinableFuture, JoinedByScope,
+  @unchecked Sendable
+{
   // `@unchecked Sendable`: as `CoFuture`; `coroutine` is set once, before the future is shared.
   /// Weak: a future is often kept long after its coroutine has finished (cached, stored in a
   /// model), and must not keep the coroutine object with it. A coroutine that has not finished
@@ -19,6 +21,13 @@ final class CoroutineFuture<Value>: CoFuture<Value>, JoinableFuture, @unchecked 
     coroutine = startComputing(
       on: scheduler, name: name, stack: stack, file: file, line: line, cancelsWeakly: true,
       task: task)
+  }
+}
+
+extension CoroutineFuture {
+  /// Added to a scope: its `join()` waits for the coroutine too (if it has not finished).
+  func addRunningWork(to scope: CoScope) {
+    if let coroutine { scope.track(coroutine) }
   }
 }
 

@@ -52,3 +52,19 @@ extension CoroutineScheduler {
       scheduler: self, name: name, stack: .size(stackSize), file: file, line: line, task: task)
   }
 }
+
+extension CoroutineScheduler {
+  /// Starts a coroutine running `task` on this scheduler with the stack mode `stackMode`, and
+  /// returns a future of its result; otherwise the same as `coroutineFuture(file:line:_:)`.
+  ///
+  /// ```swift
+  /// let report = queue.coroutineFuture(stackMode: .dedicated) { try buildReport() }
+  /// ```
+  public func coroutineFuture<T>(
+    name: String? = nil, stackMode: CoroutineStackMode, file: StaticString = #fileID,
+    line: UInt = #line, _ task: @escaping @Sendable () throws -> T
+  ) -> CoFuture<T> {
+    CoroutineFuture(
+      scheduler: self, name: name, stack: .mode(stackMode), file: file, line: line, task: task)
+  }
+}

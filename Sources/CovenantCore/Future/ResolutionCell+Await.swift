@@ -32,7 +32,9 @@ extension ResolutionCell {
     case CellStatus.fulfilled: return loadValue(as: type)
     case CellStatus.rejected: throw loadError()
     default:
-      try CoroutineHandle.awaitCurrent(resolutionOf: self, awaiting: owner(), timeout: timeout)
+      if try CoroutineHandle.awaitCurrent(resolutionOf: self, awaiting: owner(), timeout: timeout) {
+        throw CoFutureError.timeout
+      }
       return try resolvedResult(as: type).get()
     }
   }

@@ -1,4 +1,5 @@
 import CCoroutineContext
+import CCovenantShims
 
 /// Where a generator's body is, as seen from both of its stacks.
 @usableFromInline
@@ -131,8 +132,8 @@ func generatorFiberEntry(_ argument: UnsafeMutableRawPointer?) {
 @inlinable @inline(__always)
 func resumeGeneratorFiber(_ fiber: OpaquePointer) {
   // The resume returns on the thread it was called on, so the inline slot access is valid.
-  let coroutine = cov_tls_load(ThreadSlot.coroutine)
-  if coroutine != nil { cov_tls_store(ThreadSlot.coroutine, nil) }
+  let coroutine = ThreadSlot.load(ThreadSlot.coroutine)
+  if coroutine != nil { ThreadSlot.store(ThreadSlot.coroutine, nil) }
   cov_fiber_resume(fiber)
-  if coroutine != nil { cov_tls_store(ThreadSlot.coroutine, coroutine) }
+  if coroutine != nil { ThreadSlot.store(ThreadSlot.coroutine, coroutine) }
 }

@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// Hands a `Reaction` to a `DispatchQueue` with `dispatch_async_f`: the reaction object is the
@@ -40,6 +40,9 @@ package enum DirectDispatch {
     #else
       // `__wrapped`, right after the two-word object header: verified by `isAvailable` before
       // any use (see above).
+      assert(
+        cov_heap_block_size(object) >= 3 * MemoryLayout<UInt>.stride,
+        "a DispatchQueue object holds its dispatch_queue_t after its header")
       return object.load(
         fromByteOffset: 2 * MemoryLayout<UInt>.stride, as: UnsafeMutableRawPointer.self)
     #endif
@@ -49,7 +52,8 @@ package enum DirectDispatch {
   /// keeps alive.
   @inline(__always)
   static func async(_ reaction: Reaction, onRawQueue queue: UnsafeMutableRawPointer) {
-    cov_dispatch_async_f(queue, Unmanaged.passRetained(reaction).toOpaque(), runReactionTask)
+    assert(isAvailable, "the direct path is used only where its layout check passed")
+    cov_dispatch_async_f(queue, ReactionBits(retaining: reaction).unsafeContext, runReactionTask)
   }
 
   /// Runs `reaction` as a task of `queue` (through the hand-off slot mechanism of
@@ -66,5 +70,5 @@ package enum DirectDispatch {
 /// The C entry point of a directly dispatched reaction: takes back the reference passed with
 /// it and runs it as a scheduler task.
 private func runReactionTask(_ context: UnsafeMutableRawPointer?) {
-  SchedulerTurn.run(Unmanaged<Reaction>.fromOpaque(context!).takeRetainedValue())
+  SchedulerTurn.run(ReactionBits(unsafeContext: context).take())
 }

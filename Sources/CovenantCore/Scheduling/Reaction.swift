@@ -12,11 +12,36 @@
 /// `@unchecked Sendable`: reactions are handed between threads by the core, which orders every
 /// hand-over through a lock or an atomic.
 @usableFromInline
-class Reaction: @unchecked Sendable {
-  /// The next reaction of the chain this one is in: the bits of a retained `Unmanaged`
-  /// reference, 0 at the end. Written under the owning cell's lock; read by the notifier after
-  /// it took the chain out of the cell.
-  @usableFromInline final let nextInChain = InlineAtomic<UInt>(uninitialized: ())
+package class Reaction: @unchecked Sendable {
+  /// The next reaction of the chain this one is in, which this link owns; `none` at the end.
+  /// Its tag marks this reaction given up (`ReactionChain.givenUpMark`). Written under the
+  /// owning cell's lock; read by the notifier after it took the chain out of the cell.
+  @usableFromInline final let nextInChain = InlineAtomic<ReactionBits>(uninitialized: ())
+
+  /// The next reaction of the chain this reaction was in, taken by the notifier that is about
+  /// to tell it (the link's retain passes to the caller), without the given-up mark. Debug
+  /// builds leave the link poisoned: a second take of it stops the program.
+  @inlinable @inline(__always)
+  final func takeLink() -> ReactionBits {
+    let next = nextInChain.load(ordering: .relaxed).untagged
+    if _isDebugAssertConfiguration() { nextInChain.store(.poisoned, ordering: .relaxed) }
+    return next
+  }
+
+  /// Debug builds: marks the link of a reaction that left its chain (told, or taken out) as
+  /// given away, so that registering it again finds it free, and a stale read of it stops the
+  /// program. Release builds: nothing.
+  @inlinable @inline(__always)
+  final func poisonLink() {
+    if _isDebugAssertConfiguration() { nextInChain.store(.poisoned, ordering: .relaxed) }
+  }
+
+  /// Whether the reaction's link is free: it is in no chain (`none` when new, poisoned in
+  /// debug builds once it left one). For assertions.
+  @inlinable final var linkIsFree: Bool {
+    let link = nextInChain.load(ordering: .relaxed)
+    return link.isNone || link.untagged == .poisoned || !_isDebugAssertConfiguration()
+  }
 
   /// Whether telling this reaction (`observedResolution`) may run code that resolves further
   /// promises or futures before it returns: a closure observer, a coroutine resumed on the
@@ -28,7 +53,7 @@ class Reaction: @unchecked Sendable {
 
   @usableFromInline init(resolvesInlineWhenTold: Bool = true) {
     self.resolvesInlineWhenTold = resolvesInlineWhenTold
-    nextInChain.store(0, ordering: .relaxed)
+    nextInChain.store(.none, ordering: .relaxed)
   }
 
   /// Called once, synchronously on the resolving thread and outside any lock, when the cell
@@ -51,3 +76,7 @@ class Reaction: @unchecked Sendable {
   /// Sends a reaction that did not get its turn in a hand-off slot back through its scheduler.
   func reschedule() {}
 }
+
+/// A retained reference to a reaction, as the links of observer chains hold it.
+@usableFromInline
+package typealias ReactionBits = UnsafeRetainedBits<Reaction>

@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 import Dispatch
 
 /// The scheduler task a thread is running right now, with a one-item hand-off slot: the one
@@ -31,9 +31,9 @@ struct SchedulerTurn {
     var pending: Reaction? = consume first
     var turn = SchedulerTurn(scheduler: scheduler, next: nil)
     withUnsafeMutablePointer(to: &turn) { turn in
-      let previous = cov_tls_load(ThreadSlot.turn)
-      cov_tls_store(ThreadSlot.turn, UnsafeMutableRawPointer(turn))
-      defer { cov_tls_store(ThreadSlot.turn, previous) }
+      let previous = ThreadSlot.load(ThreadSlot.turn)
+      ThreadSlot.store(ThreadSlot.turn, UnsafeMutableRawPointer(turn))
+      defer { ThreadSlot.store(ThreadSlot.turn, previous) }
       execute(pending.take()!)
       for _ in 0..<handOffBudget {
         guard let next = turn.pointee.next.take() else { return }
@@ -46,9 +46,10 @@ struct SchedulerTurn {
   /// Puts `reaction` in the slot if this thread is running a task of `scheduler` whose slot is
   /// free; otherwise returns false and the caller schedules it normally.
   static func handOff(_ reaction: Reaction, to scheduler: ObjectIdentifier) -> Bool {
-    guard let raw = cov_tls_load(ThreadSlot.turn) else { return false }
+    guard let raw = ThreadSlot.load(ThreadSlot.turn) else { return false }
     let turn = raw.assumingMemoryBound(to: SchedulerTurn.self)
     guard turn.pointee.scheduler == scheduler, turn.pointee.next == nil else { return false }
+    assert(reaction.schedulerIdentity == scheduler, "a reaction is handed off to its scheduler")
     turn.pointee.next = reaction
     return true
   }

@@ -70,22 +70,14 @@ public final class CoScope: CoCancellable, @unchecked Sendable {
     if let child = item as? CoScope {
       child.state.withCriticalSection { $0.parent = WeakScope(self) }
       state.withCriticalSection { $0.addChild(child) }
-    } else if let coroutine = (item as? any JoinableFuture)?.coroutine {
-      track(coroutine)
+    } else if let item = item as? any JoinedByScope {
+      item.addRunningWork(to: self)
     }
     addCancellable(item)
   }
 
-  /// Adds a coroutine started in the scope (`startCoroutine(in:)`): cancelled with the scope,
-  /// waited for by `join()`, its uncaught errors given to the scope's handler.
-  @usableFromInline
-  func addCoroutine(_ coroutine: CoroutineContext) {
-    coroutine.scopeLink = WeakScopeLink(self)
-    track(coroutine)
-    addCancellable(coroutine)
-  }
-
-  private func addCancellable(_ item: some CoCancellable) {
+  /// Adds `item` to the items cancelled with the scope.
+  func addCancellable(_ item: some CoCancellable) {
     let key = state.withCriticalSection { state -> UInt64? in
       guard !state.isCanceled else { return nil }
       state.nextKey += 1
@@ -158,6 +150,14 @@ extension CoScope.State {
 extension CoScope {
   /// The entries `children` holds, live or not (for tests: they must stay bounded).
   package var childEntryCount: Int { state.withCriticalSection { $0.children.count } }
+}
+
+/// An item whose running work a scope's `join()` waits for, beyond its completion (a
+/// `coroutineFuture` future: its coroutine may run on after the future was cancelled). The
+/// layers below the scopes' conform their items (`CoroutineFuture`).
+protocol JoinedByScope: AnyObject {
+  /// Has `scope` count the item's running work (`CoScope.track`), if any is left.
+  func addRunningWork(to scope: CoScope)
 }
 
 struct WeakCancellable {

@@ -22,7 +22,7 @@ extension CoChannel.Receiver {
     precondition(
       count >= 1, "CoChannel.Receiver.chunked(byCount:orWithin:) needs a count of 1 or more")
     let upstream = self
-    let period = interval.dispatchInterval
+    let period = interval.dispatchTimeInterval
     return CoChannel<[Element]>.Receiver(pumpNamed: "Covenant.chunked", consuming: [upstream]) {
       outlet in
       let ticker = StreamTicker()

@@ -18,7 +18,7 @@ extension CoChannel.Receiver {
   @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
   public func debounce(for interval: Duration) -> CoChannel<Element>.Receiver {
     let upstream = self
-    let quiet = interval.dispatchInterval
+    let quiet = interval.dispatchTimeInterval
     return CoChannel<Element>.Receiver(pumpNamed: "Covenant.debounce", consuming: [upstream]) {
       outlet in
       while true {

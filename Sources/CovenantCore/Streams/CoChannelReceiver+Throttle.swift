@@ -23,7 +23,7 @@ extension CoChannel.Receiver {
     -> CoChannel<Element>.Receiver
   {
     let upstream = self
-    let period = interval.dispatchInterval
+    let period = interval.dispatchTimeInterval
     return CoChannel<Element>.Receiver(pumpNamed: "Covenant.throttle", consuming: [upstream]) {
       outlet in
       let ticker = StreamTicker()

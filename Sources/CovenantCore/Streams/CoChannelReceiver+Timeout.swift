@@ -16,7 +16,7 @@ extension CoChannel.Receiver {
   @available(macOS 13.0, iOS 16.0, tvOS 16.0, watchOS 9.0, *)
   public func timeout(_ interval: Duration) -> CoChannel<Element>.Receiver {
     let upstream = self
-    let wait = interval.dispatchInterval
+    let wait = interval.dispatchTimeInterval
     return CoChannel<Element>.Receiver(pumpNamed: "Covenant.timeout", consuming: [upstream]) {
       outlet in
       while true {

@@ -26,11 +26,11 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
     let deadline: UInt64
     let sequence: UInt64
     /// Retained once by the heap (see above).
-    let entry: Unmanaged<Entry>
+    let entry: UnsafeRetainedBits<Entry>
 
     /// Sets the entry's recorded slot.
     @inline(__always)
-    func place(at index: Int?) { entry._withUnsafeGuaranteedRef { $0.heapIndex = index } }
+    func place(at index: Int?) { entry.borrow { $0.heapIndex = index } }
 
     @inline(__always)
     func precedes(_ other: Slot) -> Bool {
@@ -53,7 +53,8 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
   /// already present with the same deadline.
   package mutating func insert(_ entry: Entry, deadline: UInt64) {
     precondition(entry.heapIndex == nil, "a timer entry was armed twice")
-    slots.append(Slot(deadline: deadline, sequence: nextSequence, entry: .passRetained(entry)))
+    slots.append(
+      Slot(deadline: deadline, sequence: nextSequence, entry: UnsafeRetainedBits(retaining: entry)))
     nextSequence &+= 1
     siftUp(from: slots.count - 1)
   }
@@ -63,7 +64,7 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
   package mutating func remove(_ entry: Entry) -> Bool {
     guard let index = entry.heapIndex else { return false }
     assert(
-      slots[index].entry.toOpaque() == Unmanaged.passUnretained(entry).toOpaque(),
+      slots[index].entry.unmanaged.toOpaque() == Unmanaged.passUnretained(entry).toOpaque(),
       "a timer entry's recorded heap slot is stale")
     removeSlot(at: index).release()
     return true
@@ -72,12 +73,12 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
   /// Takes out and returns the first entry, with its deadline, if that is `time` or earlier.
   package mutating func popFirst(dueBy time: UInt64) -> (entry: Entry, deadline: UInt64)? {
     guard let first = slots.first, first.deadline <= time else { return nil }
-    return (removeSlot(at: 0).takeRetainedValue(), first.deadline)
+    return (removeSlot(at: 0).take(), first.deadline)
   }
 
   /// Takes the slot at `index` out, restoring the heap order; returns its entry, still with
   /// the heap's retain.
-  private mutating func removeSlot(at index: Int) -> Unmanaged<Entry> {
+  private mutating func removeSlot(at index: Int) -> UnsafeRetainedBits<Entry> {
     let removed = slots[index]
     removed.place(at: nil)
     let last = slots.removeLast()
@@ -85,7 +86,7 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
       slots[index] = last
       last.place(at: index)
       siftDown(from: index)
-      siftUp(from: last.entry._withUnsafeGuaranteedRef { $0.heapIndex! })
+      siftUp(from: last.entry.borrow { $0.heapIndex! })
     }
     return removed.entry
   }
@@ -133,7 +134,7 @@ package struct DeadlineHeap<Entry: DeadlineHeapEntry> {
     defer { slots = [] }
     return slots.map { slot in
       slot.place(at: nil)
-      return slot.entry.takeRetainedValue()
+      return slot.entry.take()
     }
   }
 }

@@ -5,6 +5,8 @@ import Dispatch
 ///
 /// Whoever takes the entry out of the `TimerQueue` owns the task: the firing (which hands it
 /// to the queue) or a successful `cancel()` (which drops it at once, with what it captured).
+// `@unchecked Sendable`: `task` is taken by whoever takes the entry out of `TimerQueue`, under
+// its lock (see above).
 final class DispatchTimer: TimerEntry, CoroutineTimer, @unchecked Sendable {
   private var task: (() -> Void)?
   private let target: DispatchQueue

@@ -16,6 +16,7 @@ import Dispatch
 /// due and re-arms for the new first deadline. A steady stream of timeouts of the same length
 /// that are cancelled before they expire therefore never touches the dispatch timer.
 package enum TimerQueue {
+  // `@unchecked Sendable`: only touched under `state`'s lock.
   private struct State: @unchecked Sendable {
     var heap = DeadlineHeap<TimerEntry>()
     /// The deadline the dispatch timer is armed for; `.max` when it is not armed.

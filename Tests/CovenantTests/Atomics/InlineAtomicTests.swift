@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 import CovenantCore
 import Dispatch
 import XCTest

@@ -1,4 +1,4 @@
-import CCoroutineContext
+import CCovenantShims
 import Covenant
 import CovenantCore
 import CovenantTesting

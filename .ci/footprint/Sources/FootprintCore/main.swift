@@ -1,5 +1,4 @@
-import CovenantCore
-import Dispatch
+import CovenantCore  // and, re-exported by it, Dispatch: no `import Dispatch` here on purpose
 import FootprintSupport
 
 // A promise fulfilled by a work block on a global queue, awaited by a coroutine on a serial
