@@ -12,6 +12,8 @@ let package = Package(
   dependencies: [
     .package(name: "Covenant", path: ".."),
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    // F1–F3's baselines (merge, share).
+    .package(url: "https://github.com/apple/swift-async-algorithms", from: "1.1.4"),
   ],
   targets: [
     // Counts allocations by interposing malloc (linked into the benchmark executable only).
@@ -23,6 +25,7 @@ let package = Package(
         .product(name: "Covenant", package: "Covenant"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
       ],
       swiftSettings: [.swiftLanguageMode(.v5)]
     ),

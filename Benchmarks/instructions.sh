@@ -19,10 +19,10 @@ trap 'rm -rf "$work"' EXIT
 callgrind_binary .build/release/CovenantBenchmarks "$work/cb"
 
 ids=("$@")
-[ ${#ids[@]} -eq 0 ] && ids=(P1 P2 P3 C1 C2 C3 C4 C7 C7P A1 T1 S1 S1A S2 C6 B1 B2)
+[ ${#ids[@]} -eq 0 ] && ids=(P1 P2 P3 C1 C2 C3 C4 C7 C7P A1 T1 S1 S1A S2 C6 B1 B2 F1 F2 F3)
 
 declare -A ops=([P1]=2000 [P2]=10000 [P3]=20000 [C1]=10000 [C2]=20000 [C3]=20000 [C4]=50000 [C7]=20000 [C7P]=20000 [A1]=50000 [T1]=20000 [S1]=100000 [S1A]=20000 [S2]=20000
-                [C6]=20000 [B1]=20000 [B2]=10000)
+                [C6]=20000 [B1]=20000 [B2]=10000 [F1]=50000 [F2]=20000 [F3]=200000)
 declare -A budget=([P2]="≤ 2900" [P3]="≤ 2600" [C1]="≤ 2200" [C2]="≤ 1000")
 
 printf '%-4s  %14s  %14s  %8s  %s\n' id covenant baseline ratio "budget (covenant)"

@@ -229,6 +229,12 @@ public final class TestScheduler: CoroutineScheduler, @unchecked Sendable {
   }
 }
 
+extension TestScheduler: SchedulerClock {
+  /// `now` in nanoseconds: the clock the scheduler's timers count on, for waits that measure
+  /// what is left of a timeout.
+  package var clockNanoseconds: UInt64 { state.withCriticalSection { $0.now } }
+}
+
 /// A task of a `TestScheduler` in its heap. Whoever takes it out of the heap owns the task: the
 /// run loop of `runTasks` or a successful `cancel()`.
 private final class VirtualTask: DeadlineHeapEntry, CoroutineTimer, @unchecked Sendable {

@@ -38,6 +38,8 @@ let allocationBudgets: [String: AllocationBudget] = [
   // C7's closures capture nothing, so "no more than the caller's closures" is 0 in all.
   "C7": .absolute(0), "C7P": .absolute(0),
   "T1": .extra(0), "S1": .absolute(0), "S1A": .absolute(0), "S2": .absolute(0),
+  // F1: a chain of three stages allocates nothing per element (the goal).
+  "F1": .absolute(0), "F2": .absolute(0), "F3": .absolute(0),
 ]
 
 /// Operations per counted run, per id (the second run does twice as many).
@@ -46,6 +48,7 @@ let countedOperations: [String: Int] = [
   "C4": 50_000, "C7": 20_000, "C7P": 20_000, "A1": 50_000,
   "T1": 20_000, "S1": 100_000, "S1A": 100_000, "S2": 20_000, "C6": 20_000,
   "B1": 20_000, "B2": 10_000,
+  "F1": 50_000, "F2": 20_000, "F3": 200_000,
 ]
 
 /// Allocations (without `calloc`) and `calloc`s per operation of `run`: the difference between

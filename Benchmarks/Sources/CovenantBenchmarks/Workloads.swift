@@ -208,5 +208,15 @@ func makeWorkloads(loop: any EventLoop) -> [Workload] {
       covenant: { _ = channelPingPong(rounds: max(1, $0 / 2), on: oneStack, paddingFrames: 8) },
       baseline: { _ = channelPingPong(rounds: max(1, $0 / 2), on: twoStacks, paddingFrames: 8) },
       baselineName: "same on two stacks"),
+    Workload(
+      id: "F1", covenant: { f1Chain($0, queue: serial) },
+      baseline: { f1HandLoop($0, queue: serial) }, baselineName: "hand loop"),
+    Workload(
+      id: "F2", covenant: { f2Merge($0, queue: serial) },
+      baseline: { f2HandSelect($0, queue: serial) }, baselineName: "hand select"),
+    Workload(
+      id: "F3", covenant: { f3Broadcast(max(1, $0 / f3Subscribers), queue: serial) },
+      baseline: { f3HandFanOut(max(1, $0 / f3Subscribers), queue: serial) },
+      baselineName: "hand fan-out"),
   ]
 }

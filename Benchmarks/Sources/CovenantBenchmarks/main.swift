@@ -14,6 +14,7 @@ import NIOPosix
 let allIDs = [
   "P1", "P2", "P3", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "S1", "S2", "D1", "M1", "M2", "M3",
   "B1", "B2", "B3",
+  "F1", "F2", "F3",
 ]
 /// Ids with noise-free counts (allocations, instructions); A1 = await of a resolved future;
 /// C7P = `poll()` against `selectUnbiased` on C7's channels (context for C7); T1 = a timed
@@ -21,6 +22,7 @@ let allIDs = [
 let countedIDs = [
   "P1", "P2", "P3", "C1", "C2", "C3", "C4", "C7", "C7P", "A1", "T1", "S1", "S1A", "S2", "C6",
   "B1", "B2",
+  "F1", "F2", "F3",
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -144,6 +146,9 @@ for id in allIDs where selected.contains(id) {
   case "B1": benchB1(effort)
   case "B2": benchB2(effort)
   case "B3": benchB3(effort)
+  case "F1": benchF1(effort)
+  case "F2": benchF2(effort)
+  case "F3": benchF3(effort)
   default: break
   }
   watchdog.stop()

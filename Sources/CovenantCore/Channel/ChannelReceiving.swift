@@ -1,5 +1,7 @@
-/// What a `CoChannel.Receiver` reads from: the channel itself, or a mapped view of another
-/// receiver. (A protocol rather than subclasses, so that `Receiver` stays a final class.)
+/// What a `CoChannel.Receiver` reads from: the channel itself, or the source of a derived
+/// stream (`Streams/`). (A protocol rather than subclasses, so that `Receiver` stays a final
+/// class.)
+@usableFromInline
 protocol ChannelReceiving<Element>: AnyObject, Sendable {
   associatedtype Element
   func receiverBufferType<T>(as type: T.Type) -> CoChannel<T>.BufferType
@@ -19,16 +21,26 @@ protocol ChannelReceiving<Element>: AnyObject, Sendable {
   /// Keeps a `select` receive case on this source in the uninitialized `slot`.
   func initializeSelectSlot<Output>(
     _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>)
+  /// Whether a receive would complete at once with an outcome the source already holds (an
+  /// element a cancelled receive future left behind), which `selectUnbiased` must not pass over
+  /// while it waits for upstream.
+  var holdsReadyOutcome: Bool { get }
+}
+
+extension ChannelReceiving {
+  @usableFromInline var holdsReadyOutcome: Bool { false }
 }
 
 extension CoChannel: ChannelReceiving {
-  func receiverBufferType<T>(as type: T.Type) -> CoChannel<T>.BufferType {
+  @usableFromInline func receiverBufferType<T>(as type: T.Type) -> CoChannel<T>.BufferType {
     bufferType.converted()
   }
 
-  func receiveNow() -> Result<Element, CoChannelError>? { performNow(ReceiveOperation()) }
+  @usableFromInline func receiveNow() -> Result<Element, CoChannelError>? {
+    performNow(ReceiveOperation())
+  }
 
-  func initializeSelectSlot<Output>(
+  @usableFromInline func initializeSelectSlot<Output>(
     _ slot: SelectSlot<Output>.Pointer, _ body: SelectCaseBody<Element, Output>
   ) {
     SelectSlotOperations.initialize(slot, channel: self, SelectPayload(ReceiveOperation(), body))

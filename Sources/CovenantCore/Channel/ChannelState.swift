@@ -24,6 +24,8 @@ enum ChannelPhase {
 struct ChannelState<Element>: @unchecked Sendable {
   /// Buffer slots: 0 for a rendezvous channel, `Int.max` for an unlimited one.
   @usableFromInline let capacity: Int
+  /// Whether a send to a full buffer drops the oldest element instead of waiting (`.conflated`,
+  /// and the `.dropOldest` buffers of streams).
   @usableFromInline let isConflated: Bool
 
   /// The buffered elements. Its storage grows as it fills, up to `capacity` slots (doubling,
@@ -156,7 +158,9 @@ struct ChannelState<Element>: @unchecked Sendable {
     }
     if !receivers.isEmpty, deliver(element, &effects) { return .success(()) }
     if isConflated {
-      if let old = buffer.popFirst() { effects.drop([old]) }
+      // Full: the oldest element makes room (`.conflated` holds one; a stream's `.dropOldest`
+      // buffer, `capacity`).
+      if buffer.count >= capacity, let old = buffer.popFirst() { effects.drop([old]) }
       buffer.append(element, growingAtMostTo: capacity)
       receiveBecameReady()
       return .success(())

@@ -86,9 +86,27 @@ public final class CoChannel<Element>: @unchecked Sendable {
     case .unlimited: initial = ChannelState(capacity: Int.max, isConflated: false)
     case .conflated: initial = ChannelState(capacity: 1, isConflated: true)
     }
-    readiness = .allocate(capacity: 1)
-    readiness.initialize(to: InlineByteAtomic(initial.readiness))
+    readiness = Self.makeReadiness(initial)
     state = InlineMutex(initial)
+  }
+
+  /// A channel of `capacity` elements (at least 1) whose sends never wait: a send to a full
+  /// buffer drops the oldest element (a stream's `.dropOldest` buffer; `.conflated` for 1).
+  @usableFromInline init(droppingOldestBeyond capacity: Int) {
+    let capacity = Swift.max(1, capacity)
+    bufferType = capacity == 1 ? .conflated : BufferType.buffered(capacity: capacity).normalized
+    let initial = ChannelState<Element>(capacity: capacity, isConflated: true)
+    readiness = Self.makeReadiness(initial)
+    state = InlineMutex(initial)
+  }
+
+  /// The `readiness` byte of a new channel whose state is `initial`.
+  private static func makeReadiness(
+    _ initial: ChannelState<Element>
+  ) -> UnsafeMutablePointer<InlineByteAtomic<UInt8>> {
+    let readiness = UnsafeMutablePointer<InlineByteAtomic<UInt8>>.allocate(capacity: 1)
+    readiness.initialize(to: InlineByteAtomic(initial.readiness))
+    return readiness
   }
 
   deinit {

@@ -183,11 +183,16 @@ public struct CoChannelSelector<Output> {
     addMapped(receiver, body)
   }
 
+  /// A derived receiver's case: performed at once if it can complete (in `selectUnbiased` too,
+  /// when the receiver holds a ready outcome of its own), else kept on the channel its source
+  /// reads from.
   @usableFromInline
   mutating func addMapped<Element>(
     _ receiver: CoChannel<Element>.Receiver, _ body: SelectCaseBody<Element, Output>
   ) {
-    if !isUnbiased, let result = receiver.source.receiveNow() {
+    if !isUnbiased || receiver.source.holdsReadyOutcome,
+      let result = receiver.source.receiveNow()
+    {
       outcome = Result { try body.run(with: result) }
       return
     }

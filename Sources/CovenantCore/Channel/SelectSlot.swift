@@ -105,6 +105,14 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     -> SelectSlotReply
   {
     let channel = channel(of: slot)
+    let done = slot.pointee.waiter
+    if !done.isNone {
+      // The case won an earlier round of the same select, but a derived receiver's stage
+      // dropped what it received: its waiter, completed and out of its queue, is done with.
+      channel.recycle(waiterObject(done))
+      done.release()
+      slot.pointee.waiter = .none
+    }
     let operation = SelectPayloadStorage.read(&slot.pointee.payload, as: Payload.self).operation
     let waiter = channel.makeWaiter(waker, element: operation.carriedElement)
     let result = channel.locked { state, effects in
@@ -165,6 +173,10 @@ enum SelectSlotOperations<Operation: ChannelOperation, Output> {
     } else {
       outcome = payload.operation.outcome(of: waiterObject(slot.pointee.waiter))
     }
-    return try payload.body.run(with: outcome)
+    do {
+      return try payload.body.run(with: outcome)
+    } catch is StageDroppedElement {
+      return nil  // a derived receiver's stage dropped what the case received
+    }
   }
 }

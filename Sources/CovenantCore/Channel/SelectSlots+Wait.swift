@@ -43,16 +43,22 @@ extension SelectSlots {
   /// - Throws: what the body throws; `CoroutineError.calledOutsideCoroutine`;
   ///   `CoroutineError.canceled` if the coroutine is cancelled first (no case is then
   ///   performed).
-  @inlinable
+  ///
+  /// A case of a derived receiver whose stage drops what the case received (a `filter`) makes
+  /// the select go on waiting, for what is left of `timeout`: the start is read on the clock of
+  /// the scheduler's timers when the select first waits with a timeout.
+  @inlinable @inline(never)  // specialized, but kept out of `select`'s fast path
   func wait(timeout: DispatchTimeInterval) throws -> Output? {
     // fatalError, not precondition: an optimized build drops a precondition's message.
     if count == 0, case .never = timeout {
       fatalError("CoChannel.select needs at least one case, a default or a timeout")
     }
     let coroutine = try CoroutineHandle.current()
+    var timeout = timeout
+    let deadline = SelectDeadline(timeout, from: coroutine)
     while true {
-      // A retry (below) waits for the whole interval again: it only happens when a case found
-      // ready turned out stale, a race that leaves no time to speak of.
+      // A retry after a stale case (below) waits for the whole interval again: a race that
+      // leaves no time to speak of.
       let timedOut: Bool
       do {
         timedOut = try coroutine.suspend(.select, timeout: timeout) { waker in
@@ -74,7 +80,13 @@ extension SelectSlots {
         let slot = self[index]
         if case .won = slot.pointee.step(slot, .withdraw) { winner = slot }
       }
-      if let winner { return try winner.pointee.complete(winner, false).unsafelyUnwrapped }
+      if let winner {
+        if let output = try winner.pointee.complete(winner, false) { return output }
+        // The winner was a derived receiver whose stage dropped the element it received (a
+        // `filter` that rejected it): nothing was performed, wait again, until the deadline.
+        timeout = deadline.remaining(for: coroutine)
+        continue
+      }
       if timedOut { return nil }
       // Woken by ourselves with nothing performed (all peers were stale): try again.
     }

@@ -10,21 +10,48 @@ extension CoChannel.Receiver: AsyncSequence {
     let receiver: CoChannel<Element>.Receiver
     var isFinished = false
 
-    /// The next element, or `nil` when the iteration is over.
-    public mutating func next() async -> Element? {
-      if isFinished { return nil }
-      if let element = receiver.poll() { return element }
-      if receiver.isClosed && receiver.isEmpty || Task.isCancelled {
-        isFinished = true
-        return nil
+    #if compiler(>=6.2)
+      /// The next element, or `nil` when the iteration is over.
+      public mutating func next() async -> Element? { await next(isolation: nil) }
+
+      /// The next element, or `nil` when the iteration is over, waiting in the caller's
+      /// isolation (what `for await` calls in Swift 6).
+      ///
+      /// Declared here rather than inherited, so that `for await x in receiver.prefix(3)`
+      /// picks the receiver's own `prefix` (and `map`, `filter`, …) in Swift 6 mode: with the
+      /// inherited one, the loop over `AsyncSequence.prefix` ranked as well, and the call was
+      /// ambiguous.
+      public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? {
+        if isFinished { return nil }
+        if let element = receiver.poll() { return element }
+        if receiver.isClosed && receiver.isEmpty || Task.isCancelled {
+          isFinished = true
+          return nil
+        }
+        do {
+          return try await receiver.receiveFuture().get()
+        } catch {
+          isFinished = true
+          return nil
+        }
       }
-      do {
-        return try await receiver.receiveFuture().get()
-      } catch {
-        isFinished = true
-        return nil
+    #else
+      /// The next element, or `nil` when the iteration is over.
+      public mutating func next() async -> Element? {
+        if isFinished { return nil }
+        if let element = receiver.poll() { return element }
+        if receiver.isClosed && receiver.isEmpty || Task.isCancelled {
+          isFinished = true
+          return nil
+        }
+        do {
+          return try await receiver.receiveFuture().get()
+        } catch {
+          isFinished = true
+          return nil
+        }
       }
-    }
+    #endif
   }
 
   /// An iterator for `for await element in receiver { … }`.

@@ -17,6 +17,10 @@ struct CoroutineHandle {
     return current._withUnsafeGuaranteedRef { CoroutineHandle(context: $0) }
   }
 
+  /// Whether the calling code runs inside a coroutine (so that it may wait).
+  @usableFromInline
+  static var isInsideCoroutine: Bool { CoroutineContext.currentUnmanaged != nil }
+
   /// `CoroutineContext.suspend`: waits until a waker handed to `register` wins and wakes it.
   ///
   /// `kind` and `detail` say what the wait is for, in coroutine snapshots (see
@@ -59,6 +63,11 @@ struct CoroutineHandle {
       }
     }.get()
   }
+
+  /// Now, in nanoseconds, on the clock of the coroutine's scheduler's timers
+  /// (`CoroutineContext.schedulerClockNanoseconds`).
+  @usableFromInline
+  func clockNanoseconds() -> UInt64 { context.schedulerClockNanoseconds }
 
   /// `suspend` that also ends when `timeout` expires; returns true if it did (no resumer won).
   @usableFromInline
