@@ -56,7 +56,8 @@ public struct SuspendedCoroutinesError: Error, CustomStringConvertible, Sendable
 ///     before the code under test) count; 0, the default, counts every coroutine.
 ///   - timeout: how long to give them to finish, in seconds.
 ///   - include: which coroutines count (all by default).
-///   - file, line: where the check is, named by the error (the caller's line by default).
+///   - file: the file of the check, named by the error (the caller's by default).
+///   - line: the line of the check, named by the error (the caller's by default).
 /// - Throws: `SuspendedCoroutinesError` with the coroutines still alive after `timeout`.
 public func expectNoSuspendedCoroutines(
   startedSince checkpoint: UInt64 = 0, timeout: TimeInterval = 1,
