@@ -98,6 +98,16 @@ let package = Package(
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
+    // X1: `Coroutine.awaitAsync` from a loop coroutine, task executor against global executor.
+    .executableTarget(
+      name: "CovenantNIOAwaitAsyncBenchmark",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
     .executableTarget(
       name: "CovenantRESPAsyncBaseline",
       dependencies: [
