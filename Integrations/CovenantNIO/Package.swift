@@ -11,6 +11,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "CovenantNIO", targets: ["CovenantNIO"]),
+    .library(name: "CovenantServiceContext", targets: ["CovenantServiceContext"]),
     .executable(name: "CovenantHTTPExample", targets: ["CovenantHTTPExample"]),
     .executable(name: "CovenantHTTPAsyncBaseline", targets: ["CovenantHTTPAsyncBaseline"]),
     .executable(name: "CovenantRESPExample", targets: ["CovenantRESPExample"]),
@@ -21,6 +22,11 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     // Tests only: TLS under a coroutine connection (a handler added by the channel initializer).
     .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+    // CovenantServiceContext: `ServiceContext.current` following coroutines.
+    .package(url: "https://github.com/apple/swift-service-context", from: "1.5.1"),
+    // Tests only: a span and log metadata carried by that context in a coroutine server.
+    .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
   ],
   targets: [
     .target(
@@ -32,6 +38,17 @@ let package = Package(
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
+    // `ServiceContext.current` as a coroutine-local: swift-distributed-tracing's spans and
+    // swift-log's metadata providers follow a coroutine. Apart, so CovenantNIO alone needs no
+    // swift-service-context.
+    .target(
+      name: "CovenantServiceContext",
+      dependencies: [
+        .product(name: "CovenantCore", package: "Covenant"),
+        .product(name: "ServiceContextModule", package: "swift-service-context"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
@@ -81,6 +98,16 @@ let package = Package(
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
+    // X1: `Coroutine.awaitAsync` from a loop coroutine, task executor against global executor.
+    .executableTarget(
+      name: "CovenantNIOAwaitAsyncBenchmark",
+      dependencies: [
+        "CovenantNIO",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: [.swiftLanguageMode(.v6)]
+    ),
     .executableTarget(
       name: "CovenantRESPAsyncBaseline",
       dependencies: [
@@ -104,6 +131,10 @@ let package = Package(
         .product(name: "NIOEmbedded", package: "swift-nio"),
         .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
         .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        "CovenantServiceContext",
+        .product(name: "Tracing", package: "swift-distributed-tracing"),
+        .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: [.swiftLanguageMode(.v6)]
     ),
