@@ -24,7 +24,12 @@ package class Reaction: @unchecked Sendable {
   @inlinable @inline(__always)
   final func takeLink() -> ReactionBits {
     let next = nextInChain.load(ordering: .relaxed).untagged
-    if _isDebugAssertConfiguration() { nextInChain.store(.poisoned, ordering: .relaxed) }
+    // Inside an assert: compiled away in release builds, without a "never executed" warning.
+    assert(
+      {
+        nextInChain.store(.poisoned, ordering: .relaxed)
+        return true
+      }())
     return next
   }
 
@@ -33,7 +38,12 @@ package class Reaction: @unchecked Sendable {
   /// program. Release builds: nothing.
   @inlinable @inline(__always)
   final func poisonLink() {
-    if _isDebugAssertConfiguration() { nextInChain.store(.poisoned, ordering: .relaxed) }
+    // Inside an assert: compiled away in release builds, without a "never executed" warning.
+    assert(
+      {
+        nextInChain.store(.poisoned, ordering: .relaxed)
+        return true
+      }())
   }
 
   /// Whether the reaction's link is free: it is in no chain (`none` when new, poisoned in
