@@ -95,7 +95,14 @@ final class ScheduledGeneratorCore<Element>: CoroutineStartFailureReceiver, @unc
     do {
       if Coroutine.isInsideCoroutine {
         // The request is this consumer's own: a cancelled consumer withdraws it.
-        return try request.await(cancellingOnCancel: true)
+        do {
+          return try request.await(cancellingOnCancel: true)
+        } catch let error where error.isCancellation {
+          // The body handed the element over before the withdrawal (the coroutine was
+          // cancelled, but had not run yet to withdraw): it is this consumer's, not lost.
+          if case .success(let element)? = request.result { return element }
+          throw error
+        }
       }
       try request.join()  // blocks this thread until the body answers or ends
       return try request.result!.get()

@@ -216,10 +216,22 @@ final class ScheduledGeneratorTests: XCTestCase {
       try release.await()
       for i in 0..<3 { try yield(i) }
     }
-    let first = DispatchQueue.global().coroutineFuture { try gen.nextElement() }
+    let scope = CoScope()
+    let started = DispatchSemaphore(value: 0)
+    let ended = DispatchSemaphore(value: 0)
+    let outcome = Locked<Result<Int?, any Error>?>(nil)
+    DispatchQueue.global().startCoroutine(in: scope) {
+      started.signal()
+      defer { ended.signal() }
+      outcome.withLock { $0 = Result { try gen.nextElement() } }
+    }
+    started.wait()
     Thread.sleep(forTimeInterval: 0.01)  // let it ask (any order is correct; this one tests more)
-    first.cancel()
-    XCTAssertThrowsError(try wait(for: first))
+    scope.cancel()
+    // The consumer has withdrawn its request once its coroutine has run its cancellation (the
+    // body, held by `release`, has taken no request yet).
+    ended.wait()
+    XCTAssertThrowsError(try outcome.withLock { $0 }!.get())
     release.success()
     XCTAssertEqual(Array(gen), [0, 1, 2])
   }
