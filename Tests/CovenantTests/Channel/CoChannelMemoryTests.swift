@@ -120,7 +120,9 @@ final class CoChannelMemoryTests: XCTestCase {
       channel.cancel()
       return channel
     }
-    XCTAssertLessThanOrEqual(cancelled, empty + 32)
+    // A kept buffer would be 512 slots (over 12 KB per channel); the margin is malloc's noise
+    // (per-thread caches of the chunks it went through: 35 bytes per channel seen in CI).
+    XCTAssertLessThanOrEqual(cancelled, empty + 256)
   }
 
   // MARK: - Measuring
