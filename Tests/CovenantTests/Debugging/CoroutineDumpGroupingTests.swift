@@ -144,12 +144,18 @@ final class CoroutineDumpGroupingTests: XCTestCase {
   /// How far the heap grew above where it was, at most, while `body` ran.
   private static func peakHeapGrowth(_ body: () -> Void) -> Int {
     let sampler = HeapSampler()
+    let started = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
     let baseline = cov_heap_in_use()
     Thread.detachNewThread {
+      _ = sampler.sample()
+      started.signal()
       while sampler.sample() {}
       done.signal()
     }
+    // The sampler must be running before the body: a thread started late would see its peak
+    // gone (a snapshot is freed as soon as it has been printed).
+    started.wait()
     body()
     sampler.stop()
     done.wait()
