@@ -132,17 +132,24 @@ final class CoroutineDumpGroupingTests: XCTestCase {
     let devNull = open("/dev/null", O_WRONLY)
     defer { close(devNull) }
     CoroutineSnapshot.writeDump(to: devNull)  // caches (symbols, demangler) made once
-    let growth = Self.peakHeapGrowth { CoroutineSnapshot.writeDump(to: devNull) }
+    let growth = Self.peakHeapGrowth { _ in CoroutineSnapshot.writeDump(to: devNull) }
     XCTAssertLessThan(growth, 1 << 20, "\(growth) bytes at the peak")
     // The sampling sees a peak when there is one: a snapshot's (7 MB here).
-    let snapshotGrowth = Self.peakHeapGrowth { _ = CoroutineSnapshot.take().dump() }
+    // Sampled once more while the snapshot is certainly alive: in release builds it is taken
+    // and printed faster than the sampling thread's period.
+    let snapshotGrowth = Self.peakHeapGrowth { sampleNow in
+      let snapshot = CoroutineSnapshot.take()
+      _ = snapshot.dump()
+      sampleNow()
+      withExtendedLifetime(snapshot) {}
+    }
     XCTAssertGreaterThan(snapshotGrowth, 1 << 20, "a snapshot of 10,000 coroutines")
     promise.fulfill(1)
     try scope.join()
   }
 
   /// How far the heap grew above where it was, at most, while `body` ran.
-  private static func peakHeapGrowth(_ body: () -> Void) -> Int {
+  private static func peakHeapGrowth(_ body: (_ sampleNow: () -> Void) -> Void) -> Int {
     let sampler = HeapSampler()
     let started = DispatchSemaphore(value: 0)
     let done = DispatchSemaphore(value: 0)
@@ -156,7 +163,7 @@ final class CoroutineDumpGroupingTests: XCTestCase {
     // The sampler must be running before the body: a thread started late would see its peak
     // gone (a snapshot is freed as soon as it has been printed).
     started.wait()
-    body()
+    body { _ = sampler.sample() }
     sampler.stop()
     done.wait()
     return max(0, sampler.peak - Int(baseline))
