@@ -534,7 +534,15 @@ static void slab_free_slot(cov_stack_t *stack) {
 
 // MARK: - New stacks and unmapping
 
-int cov_stack_map(size_t size, bool from_slab, cov_stack_t *out) {
+#if defined(COV_ASAN)
+// LeakSanitizer scans threads' stacks, the heap and the data segments, not mmap'ed memory: what
+// only a suspended coroutine's stack refers to would be reported as leaked at exit. So while a
+// stack is mapped for a fiber, its usable part is one of LeakSanitizer's root regions.
+void __lsan_register_root_region(const void *p, size_t size);
+void __lsan_unregister_root_region(const void *p, size_t size);
+#endif
+
+static int map_stack(size_t size, bool from_slab, cov_stack_t *out) {
   if (from_slab && guard_markers_supported()) {
     int error = slab_allocate(size, out);
     if (error != EINVAL) return error;
@@ -543,7 +551,18 @@ int cov_stack_map(size_t size, bool from_slab, cov_stack_t *out) {
   return individual_allocate(size, out);
 }
 
+int cov_stack_map(size_t size, bool from_slab, cov_stack_t *out) {
+  int error = map_stack(size, from_slab, out);
+#if defined(COV_ASAN)
+  if (error == 0) __lsan_register_root_region(out->base, out->size);
+#endif
+  return error;
+}
+
 void cov_stack_unmap(cov_stack_t *stack) {
+#if defined(COV_ASAN)
+  __lsan_unregister_root_region(stack->base, stack->size);
+#endif
   if (is_individual(stack)) individual_free(stack);
   else slab_free_slot(stack);
 }
