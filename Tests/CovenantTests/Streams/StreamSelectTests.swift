@@ -59,6 +59,11 @@ final class StreamSelectTests: XCTestCase {
       XCTAssertTrue(
         second.elements.first?.hasPrefix("got") ?? false, "\(stage.name): \(second.elements)")
       XCTAssertTrue(quiet.isEmpty)
+      // The derived receivers are cancelled while this scheduler still runs: a pump blocked
+      // sending what it buffers ends in its next slice, and coroutines left on a TestScheduler
+      // that is let go never run again (LeakSanitizer counted their waiters at exit).
+      derivedReady.cancel()
+      derivedLater.cancel()
       ready.cancel()
       later.cancel()
       scheduler.advance(by: .seconds(1))
